@@ -1,0 +1,1 @@
+"""Stable-Baselines3 agents trained on MRCluster-v0 (arrives with the training issue)."""

@@ -1,0 +1,1 @@
+"""The simulator core: pure SimPy + NumPy, no Gymnasium, torch, baselines or agents."""

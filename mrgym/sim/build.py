@@ -1,0 +1,179 @@
+"""Provisioning: turn a scenario's cluster section into a :class:`Topology`.
+
+Hosts of all groups are laid into racks in order, filling racks evenly (a group may name
+its racks).  Each host runs ``vms_per_host`` worker VMs (one worker directly on the
+hardware for a ``native`` host), optional interactive VMs, and in the split architecture
+one DataNode VM per host beside data-less TaskTracker VMs (HybridMR §II).  A ``provision``
+section instead places a number of VMs onto the hosts of a group round-robin or at random
+(DESIGN §2: provisioning is pluggable; TARA arrives with the Lee baselines).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mrgym.sim.params import ModelParams
+from mrgym.sim.topology import CATALOG, MBIT, VM, Host, InstanceType, Link, Rack, Site, Topology
+
+
+def instance_catalog(cluster: Any) -> dict[str, InstanceType]:
+    cat = dict(CATALOG)
+    for name, t in (cluster.catalog or {}).items():
+        cat[name] = InstanceType(name=name, **t.model_dump())
+    return cat
+
+
+def build_topology(
+    cluster: Any, hdfs: Any, params: ModelParams, rng: np.random.Generator
+) -> Topology:
+    cat = instance_catalog(cluster)
+    n_sites = cluster.sites
+    sites = []
+    for s in range(n_sites):
+        wan = cluster.wan_mbps * MBIT if n_sites > 1 else None
+        sites.append(
+            Site(
+                s,
+                f"site{s}",
+                Link(f"site{s}.wan_up", wan, background=cluster.background) if wan else None,
+                Link(f"site{s}.wan_down", wan, background=cluster.background) if wan else None,
+            )
+        )
+    n_racks = cluster.racks
+    total_hosts = sum(g.count for g in cluster.hosts)
+    racks: list[Rack] = []
+    # Rack uplinks: explicit Mbit/s (cycled over racks, e.g. TARA's 800..200) or the sum of
+    # the rack's host NICs divided by the oversubscription ratio (set after hosts exist).
+    for r in range(n_racks):
+        site = sites[r * n_sites // n_racks]
+        rack = Rack(
+            r,
+            f"rack{r}",
+            site,
+            Link(f"rack{r}.up", 0.0, background=cluster.background),
+            Link(f"rack{r}.down", 0.0, background=cluster.background),
+        )
+        site.racks.append(rack)
+        racks.append(rack)
+
+    hosts: list[Host] = []
+    vms: list[VM] = []
+    apps: list[tuple[VM, Any]] = []
+    i = 0
+    for g in cluster.hosts:
+        t = cat[g.type]
+        for k in range(g.count):
+            if g.racks:
+                rack = racks[g.racks[k % len(g.racks)]]
+            else:
+                rack = racks[i * n_racks // total_hosts]
+            virtualized = not g.native
+            name = f"h{len(hosts)}"
+            h = Host(
+                len(hosts),
+                name,
+                t,
+                rack,
+                g.pool,
+                virtualized,
+                disk=None,
+                nic_up=Link(
+                    f"{name}.nic_up", t.nic_gbps * 1000 * MBIT, background=cluster.background
+                ),
+                nic_down=Link(
+                    f"{name}.nic_down", t.nic_gbps * 1000 * MBIT, background=cluster.background
+                ),
+            )
+            h.disk = Link(
+                f"{name}.disk",
+                t.disk_mbps,
+                thrash=params.disk_thrash,
+                host=h,
+                floor=params.disk_thrash_floor,
+            )
+            h.nic_up.host = h
+            h.nic_down.host = h
+            rack.hosts.append(h)
+            hosts.append(h)
+            n_workers = 1 if g.native else g.vms_per_host
+            data_on_workers = g.datanode and not hdfs.split_architecture
+            for _ in range(n_workers):
+                vcpus = t.cores if g.native else g.vm.vcpus
+                vm = VM(
+                    len(vms),
+                    f"{name}.vm{len(h.vms)}",
+                    h,
+                    vcpus,
+                    g.vm.map_slots,
+                    g.vm.reduce_slots,
+                    data_on_workers,
+                )
+                h.vms.append(vm)
+                vms.append(vm)
+            if g.datanode and hdfs.split_architecture and n_workers > 0:
+                dn = VM(len(vms), f"{name}.dn", h, 1.0, 0, 0, True)
+                h.vms.append(dn)
+                vms.append(dn)
+            if g.interactive is not None and not g.native:
+                for _ in range(g.interactive.vms_per_host):
+                    iv = VM(
+                        len(vms), f"{name}.web{len(h.vms)}", h, g.interactive.vcpus, 0, 0, False
+                    )
+                    h.vms.append(iv)
+                    vms.append(iv)
+                    apps.append((iv, g.interactive))
+            i += 1
+
+    if cluster.provision is not None:
+        _provision(cluster.provision, hosts, vms, rng)
+
+    uplinks = cluster.rack_uplink_mbps
+    for r, rack in enumerate(racks):
+        if uplinks is not None:
+            cap = (uplinks[r % len(uplinks)] if isinstance(uplinks, list) else uplinks) * MBIT
+        else:
+            cap = sum(h.nic_up.capacity for h in rack.hosts) / cluster.oversubscription
+        rack.uplink_up.capacity = cap
+        rack.uplink_down.capacity = cap
+
+    for vm in vms:
+        vm.free_map = vm.map_slots
+        vm.free_reduce = vm.reduce_slots
+    topo = Topology(sites, racks, hosts, vms, cluster.rack_hops)
+    topo.interactive_specs = apps
+    return topo
+
+
+def _provision(prov: Any, hosts: list[Host], vms: list[VM], rng: np.random.Generator) -> None:
+    """Place ``prov.vms`` worker VMs onto the hosts of pool ``prov.pool``."""
+    targets = [h for h in hosts if h.pool == prov.pool]
+    if prov.placement == "random":
+        order = [
+            targets[j]
+            for j in rng.choice(len(targets), size=prov.vms, replace=len(targets) < prov.vms)
+        ]
+    else:  # round-robin over racks first, so consecutive VMs land on different racks
+        by_rack: dict[int, list[Host]] = {}
+        for h in targets:
+            by_rack.setdefault(h.rack.id, []).append(h)
+        columns = list(by_rack.values())
+        order = []
+        k = 0
+        while len(order) < prov.vms:
+            col = columns[k % len(columns)]
+            order.append(col[(k // len(columns)) % len(col)])
+            k += 1
+    for h in order:
+        vm = VM(
+            len(vms),
+            f"{h.name}.vm{len(h.vms)}",
+            h,
+            prov.vm.vcpus,
+            prov.vm.map_slots,
+            prov.vm.reduce_slots,
+            prov.datanode,
+        )
+        h.vms.append(vm)
+        vms.append(vm)

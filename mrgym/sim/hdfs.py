@@ -1,0 +1,181 @@
+"""HDFS: files split into blocks, replica placement, and the locality of a map on a VM.
+
+Placement policies:
+
+* ``hadoop-default`` (Hadoop 1 ``BlockPlacementPolicyDefault``): first replica on the
+  writer when it is a DataNode, else on a random DataNode; second on a random node of a
+  different rack; third on another node of the second's rack; further replicas random.
+* ``random``: ``replication`` distinct DataNodes uniformly at random (lsap §III.B model).
+
+Only VMs with ``datanode=True`` hold data, so pools of data-less workers (Lee ch. 4's
+accelerator and spot pools) and the split architecture (HybridMR §II: DataNodes on their
+own VMs beside the TaskTracker VMs of a host) fall out of the topology.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mrgym.sim.topology import VM, Topology
+
+LEVELS = ("node", "server", "rack", "off_rack")
+NODE, SERVER, RACK, OFF_RACK = 0, 1, 2, 3
+
+
+@dataclass(eq=False)
+class Block:
+    id: int
+    file_id: int
+    size_mb: float
+    replicas: list[VM] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class HdfsFile:
+    id: int
+    name: str
+    blocks: list[Block]
+
+
+class Hdfs:
+    def __init__(self, topo: Topology, block_mb: float, replication: int, placement: str):
+        self.topo = topo
+        self.block_mb = block_mb
+        self.replication = replication
+        self.placement = placement
+        self.files: list[HdfsFile] = []
+        self.blocks: list[Block] = []
+        self._alive_cache: list[VM] | None = None
+        self._racks_of_nodes: dict[int, list[VM]] = {}
+        for v in topo.datanodes:
+            self._racks_of_nodes.setdefault(v.host.rack.id, []).append(v)
+
+    # -- writing -------------------------------------------------------------------------
+    def create_file(
+        self,
+        name: str,
+        size_mb: float,
+        rng: np.random.Generator,
+        writer: VM | None = None,
+        replication: int | None = None,
+        n_blocks: int | None = None,
+    ) -> HdfsFile:
+        """Split ``size_mb`` into blocks and place their replicas.  ``n_blocks`` fixes the
+        count (a per-file block size, as HDFS allows), so a job keeps its trace's map count."""
+        fid = len(self.files)
+        n = n_blocks or max(1, int(np.ceil(size_mb / self.block_mb - 1e-9)))
+        block = size_mb / n if n_blocks else self.block_mb
+        blocks = []
+        left = size_mb
+        for _ in range(n):
+            size = min(block, left) if left > 0 else 0.0
+            left -= size
+            b = Block(len(self.blocks), fid, size, self.place(rng, writer, replication))
+            self.blocks.append(b)
+            blocks.append(b)
+        f = HdfsFile(fid, name, blocks)
+        self.files.append(f)
+        return f
+
+    def _alive(self) -> list[VM]:
+        if self._alive_cache is None:
+            self._alive_cache = [v for v in self.topo.datanodes if v.alive]
+        return self._alive_cache
+
+    def invalidate(self) -> None:
+        """Forget cached DataNode lists (after a failure or eviction)."""
+        self._alive_cache = None
+
+    def place(
+        self,
+        rng: np.random.Generator,
+        writer: VM | None = None,
+        replication: int | None = None,
+        exclude: tuple[VM, ...] = (),
+    ) -> list[VM]:
+        """Choose replica locations for one block (rejection sampling keeps it O(r))."""
+        nodes = self._alive()
+        n = len(nodes)
+        avail = n - sum(1 for v in exclude if v.alive and v.datanode)
+        r = min(replication or self.replication, avail)
+        if r <= 0:
+            return []
+        if self.placement == "random":
+            chosen: list[VM] = []
+            while len(chosen) < r:
+                v = nodes[int(rng.integers(n))]
+                if v not in chosen and v not in exclude:
+                    chosen.append(v)
+            return chosen
+        multi_rack = len({v.host.rack.id for v in nodes}) > 1
+
+        def pick(ok) -> VM:
+            for _ in range(64 * n):
+                v = nodes[int(rng.integers(n))]
+                if v not in chosen and v not in exclude and ok(v):
+                    return v
+            # the constraint cannot be met (e.g. one rack): relax it
+            return next(v for v in nodes if v not in chosen and v not in exclude)
+
+        chosen = []
+        if writer is not None and writer.datanode and writer.alive and writer not in exclude:
+            chosen.append(writer)
+        else:
+            chosen.append(pick(lambda v: True))
+        if r >= 2:
+            first_rack = chosen[0].host.rack
+            chosen.append(pick(lambda v: v.host.rack is not first_rack or not multi_rack))
+        if r >= 3:
+            second_rack = chosen[1].host.rack
+            same = sum(1 for v in self._racks_of_nodes.get(second_rack.id, []) if v.alive)
+            if same > 1:
+                chosen.append(pick(lambda v: v.host.rack is second_rack))
+            else:
+                chosen.append(pick(lambda v: True))
+        while len(chosen) < r:
+            chosen.append(pick(lambda v: True))
+        return chosen
+
+    # -- reading -------------------------------------------------------------------------
+    @staticmethod
+    def locality(block: Block, vm: VM) -> int:
+        """Best locality level (NODE..OFF_RACK) of reading ``block`` on ``vm``."""
+        best = OFF_RACK
+        host, rack = vm.host, vm.host.rack
+        for r in block.replicas:
+            if r is vm:
+                return NODE
+            if r.host is host:
+                best = SERVER
+            elif best > RACK and r.host.rack is rack:
+                best = RACK
+        return best
+
+    def nearest_replica(self, block: Block, vm: VM) -> VM:
+        """The replica a reader on ``vm`` fetches: the closest, ties to the emptiest path."""
+        topo = self.topo
+        best, best_key = None, None
+        for r in block.replicas:
+            key = (topo.hops(vm, r), -topo.path_bandwidth(r.host, vm.host), r.id)
+            if best_key is None or key < best_key:
+                best, best_key = r, key
+        return best
+
+    def rereplicate(self, lost: VM, rng: np.random.Generator) -> list[tuple[Block, VM]]:
+        """Replace replicas held by a lost DataNode (HDFS re-replication from survivors).
+
+        Returns the (block, new replica) pairs so pending maps can be re-indexed.  Deviation:
+        the copy is instantaneous and costs no traffic; the replica is re-created even when
+        it was the last one (the data is assumed recoverable), so no job ever loses input.
+        """
+        moved = []
+        for b in self.blocks:
+            if lost in b.replicas:
+                b.replicas.remove(lost)
+                new = self.place(rng, replication=1, exclude=tuple(b.replicas) + (lost,))
+                if new:
+                    b.replicas.append(new[0])
+                    moved.append((b, new[0]))
+        return moved

@@ -1,0 +1,63 @@
+"""Model constants of the execution model, in one table with their sources.
+
+Every number the fluid model uses lives here; a scenario's ``execution:`` section may
+override any field.  Units: seconds, MB, MB/s, cores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    # --- Disk -------------------------------------------------------------------------
+    # Aggregate throughput of one physical disk with n concurrent streams is
+    # disk_mbps * (floor + (1 - floor) * exp(-disk_thrash * (n - 1))): seek thrashing makes
+    # each extra stream cost more than its fair share, so the slowdown of an I/O-bound task
+    # grows exponentially with co-hosted I/O streams (ILA §2.2 Fig. 2; HybridMR Fig. 6c),
+    # down to the disk's random-access throughput (the floor, ~20 % of sequential for a
+    # 7200 rpm disk serving 64 KB requests), so heavy load never collapses to zero.
+    disk_thrash: float = 0.15
+    disk_thrash_floor: float = 0.2
+    # --- CPU --------------------------------------------------------------------------
+    # Dom0 CPU (cores) consumed per active I/O stream of a virtualized host: every guest
+    # I/O request is served by Dom0 (ILA §3.1, "Handling a large number of I/O requests
+    # ... will consume substantial CPU resources in Dom0").
+    dom0_cores_per_stream: float = 0.1
+    # Multiplicative slowdown per co-running compute phase on the same host
+    # (cache/memory-bandwidth contention).  Small, so a CPU-bound task shows "no
+    # significant slowdown until the background demand reaches the capacity" (ILA Fig. 1).
+    corunner_penalty: float = 0.005
+    # --- Virtualization ---------------------------------------------------------------
+    # Extra time of a compute phase / an I/O stream on a virtualized host, scaled by the
+    # job profile's virt_sensitivity.  Generic benchmarks: ~5 % computation and ~15 % I/O
+    # overhead (HybridMR §I citing [10]); with these, I/O-bound jobs end 7-24 % and
+    # CPU-bound jobs < 8 % slower than native (HybridMR Fig. 1a), see tests.
+    virt_cpu_overhead: float = 0.04
+    virt_io_overhead: float = 0.20
+    # Reading a co-hosted VM's block goes through the hypervisor's memory copy: as fast as
+    # local (ILA §2.3, Fig. 3 "approximately the same time"), a few percent slower.
+    server_read_penalty: float = 0.05
+    # --- Numerics -----------------------------------------------------------------------
+    # Flows on a link are re-rated when the link's share moved by more than this fraction
+    # since their last refresh (0 = exact; 0.01 keeps every rate within 1 % of exact while
+    # sparing busy uplinks a full re-rate on every flow arrival).
+    rate_tolerance: float = 0.01
+    # --- MapReduce (Hadoop 1 defaults) ------------------------------------------------
+    # mapred.reduce.slowstart.completed.maps
+    reduce_slowstart: float = 0.05
+    # mapred.reduce.parallel.copies
+    parallel_copies: int = 5
+    # --- Task-duration noise (Lee ch. 5: phase durations are log-normal) ---------------
+    # sigma of log(multiplier); mean of the multiplier is 1.
+    noise_sigma: float = 0.25
+    # Independent multipliers drawn per task at reset: attempt k uses draw k % this, so a
+    # speculative or re-executed copy gets different (but policy-independent) luck.
+    noise_draws_per_task: int = 4
+    # --- Monitoring -------------------------------------------------------------------
+    # Period of the metric sampler (fairness over time, interactive response time).
+    sample_s: float = 10.0
+
+
+DEFAULT_PARAMS = ModelParams()

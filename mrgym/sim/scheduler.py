@@ -1,0 +1,134 @@
+"""The one protocol every policy implements (DESIGN §4).
+
+The simulator asks a :class:`Scheduler` three kinds of question:
+
+* ``place_job(job, view)`` when a job arrives: may restrict the job to some pools
+  (HybridMR phase I: ``{"native"}`` or ``{"virtual"}``; Lee: ``{"core", "accelerator"}``);
+* ``decide(ctx)`` for each free slot of a heartbeat: launch one task or decline;
+* ``control(view)`` every ``control_period_s``: pause, resume, throttle, kill, migrate.
+
+Contexts and views hand out live simulator objects for speed; policies must treat them as
+read-only and may use only what Hadoop's master could see: job and HDFS metadata, the
+topology, monitoring (:meth:`ClusterView.vm_metrics`, :meth:`ClusterView.host_metrics`) and
+the measured demand of finished tasks — never the hidden rates of tasks not yet run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mrgym.sim.cluster import ClusterView
+    from mrgym.sim.jobs import Job, Task
+    from mrgym.sim.topology import VM
+
+MAP, REDUCE, SPECULATE = "map", "reduce", "speculate"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Launch a ``kind`` task of job ``job`` (optionally the named ``task`` index), or
+    decline (``kind is None``).  ``speculate`` launches a backup copy of the job's slowest
+    running task of the slot's kind (or of ``task`` when given)."""
+
+    kind: str | None
+    job: int | None = None
+    task: int | None = None
+
+    @property
+    def declines(self) -> bool:
+        return self.kind is None
+
+
+DECLINE = Decision(None)
+
+
+def launch_map(job: int, task: int | None = None) -> Decision:
+    return Decision(MAP, job, task)
+
+
+def launch_reduce(job: int, task: int | None = None) -> Decision:
+    return Decision(REDUCE, job, task)
+
+
+def speculate(job: int, task: int | None = None) -> Decision:
+    return Decision(SPECULATE, job, task)
+
+
+# -- control actions (HybridMR phase II) ----------------------------------------------------
+@dataclass(frozen=True)
+class Pause:
+    vm: int
+
+
+@dataclass(frozen=True)
+class Resume:
+    vm: int
+
+
+@dataclass(frozen=True)
+class Throttle:
+    vm: int
+    cpu_cap: float | None  # cores; None lifts the cap
+
+
+@dataclass(frozen=True)
+class Kill:
+    job: int
+    kind: str
+    task: int
+
+
+@dataclass(frozen=True)
+class Migrate:
+    vm: int
+    host: int
+    downtime_s: float = 1.0
+
+
+class DecisionContext:
+    """What ``decide`` sees for one free slot.  Reused between calls (no allocation)."""
+
+    __slots__ = ("now", "vm", "slot_kind", "jobs", "view", "free_map", "free_reduce")
+
+    def __init__(self, view: ClusterView):
+        self.view = view
+        self.now = 0.0
+        self.vm: VM | None = None
+        self.slot_kind = MAP
+        self.jobs: list[Job] = []
+        self.free_map = 0
+        self.free_reduce = 0
+
+    # convenience pass-throughs
+    def best_map(self, job: Job) -> tuple[Task, int | None] | None:
+        """The job's best-locality pending map for this VM and its level (0 node ..
+        3 off-rack; None for a map without input), or None."""
+        return self.view.best_map(job, self.vm)
+
+    def can_launch(self, job: Job, kind: str) -> bool:
+        return self.view.can_launch(job, kind, self.vm)
+
+
+class Scheduler:
+    """Base class: override ``decide``; the other hooks have working defaults."""
+
+    name: ClassVar[str] = "scheduler"
+    #: True when the policy may speculate: VMs then keep heartbeating while tasks run.
+    speculates: bool = False
+    #: Period of ``control`` calls in seconds (None: never called).
+    control_period_s: float | None = None
+
+    def reset(self, seed: int | None) -> None:
+        """Called once before a run; all randomness of the policy must come from ``seed``."""
+
+    def place_job(self, job: Job, view: ClusterView) -> frozenset[str] | None:
+        """Pools the job may run in (None: anywhere)."""
+        return None
+
+    def decide(self, ctx: DecisionContext) -> Decision:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def control(self, view: ClusterView) -> list:
+        return []

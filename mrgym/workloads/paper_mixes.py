@@ -1,0 +1,130 @@
+"""The papers' job mixes.
+
+* ILA §5.2 Table 4: 25 jobs from the Facebook job-size distribution of [26] (54 % 1-2 maps,
+  14 % 3-20, 14 % 21-150, 6 % 151-300, 4 % 301-500, 8 % > 500), Poisson arrivals with a
+  mean inter-arrival of 14 s.  With more jobs (``n_jobs``) the same 25-job mix repeats;
+  ``scale_maps_to``/``total_reduces`` rescale it (ILA §5.6: 100 jobs, 15 000 maps, 5 000
+  reduces).  Reduce counts are not in the paper: each job gets its profile's
+  ``default_reduce_ratio`` x maps (at least one for jobs with a shuffle).
+* PNA §III Table II: three batches of ten jobs (WordCount, TeraSort, Grep, 10-100 GB) with
+  the paper's exact map and reduce counts, each batch submitted at once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mrgym.sim.jobs import JobSpec, get_profile
+
+# (profile, maps, count) — ILA Table 4, columns "# of I/O (size)" and "# of CPU (size)"
+ILA_TABLE4 = [
+    ("terasort", 2, 6),
+    ("kmeans", 1, 8),
+    ("terasort", 10, 2),
+    ("bayes", 20, 2),
+    ("randomwriter", 40, 1),
+    ("grep", 120, 2),
+    ("wordcount", 250, 1),
+    ("piest", 480, 1),
+    ("teragen", 600, 1),
+    ("piest", 1000, 1),
+]
+
+# PNA Table II: (job, input GB, maps, reduces)
+PNA_TABLE2 = {
+    "wordcount": [
+        (10, 88, 157),
+        (20, 160, 169),
+        (30, 278, 159),
+        (40, 502, 169),
+        (50, 490, 127),
+        (60, 645, 187),
+        (70, 598, 165),
+        (80, 818, 291),
+        (90, 837, 157),
+        (100, 930, 197),
+    ],
+    "terasort": [
+        (10, 143, 190),
+        (20, 199, 186),
+        (30, 364, 131),
+        (40, 320, 149),
+        (50, 490, 189),
+        (60, 480, 193),
+        (70, 560, 178),
+        (80, 648, 184),
+        (90, 753, 171),
+        (100, 824, 193),
+    ],
+    "grep": [
+        (10, 87, 148),
+        (20, 163, 174),
+        (30, 188, 184),
+        (40, 203, 158),
+        (50, 285, 164),
+        (60, 389, 137),
+        (70, 578, 179),
+        (80, 634, 178),
+        (90, 815, 164),
+        (100, 893, 184),
+    ],
+}
+
+
+def default_reduces(profile, maps: int) -> int:
+    if profile.map_output_ratio <= 0 or profile.default_reduce_ratio <= 0:
+        return 1 if profile.name == "piest" else 0
+    return max(1, round(maps * profile.default_reduce_ratio))
+
+
+def ila_table4(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
+    mix = [(p, m) for p, m, c in ILA_TABLE4 for _ in range(c)]
+    reps = math.ceil(w.n_jobs / len(mix))
+    jobs = (mix * reps)[: w.n_jobs]
+    order = rng.permutation(len(jobs))
+    gaps = (
+        rng.exponential(w.mean_interarrival_s, size=len(jobs))
+        if w.mean_interarrival_s > 0
+        else np.zeros(len(jobs))
+    )
+    gaps[0] = 0.0
+    times = np.cumsum(gaps)
+    maps = np.array([jobs[i][1] for i in order], dtype=float)
+    if w.scale_maps_to:
+        maps = np.maximum(1, np.round(maps * w.scale_maps_to / maps.sum()))
+    profiles = [get_profile(jobs[i][0]) for i in order]
+    reduces = np.array([default_reduces(p, int(m)) for p, m in zip(profiles, maps)], dtype=float)
+    if w.total_reduces is not None and reduces.sum() > 0:
+        reduces = np.where(
+            reduces > 0, np.maximum(1, np.round(reduces * w.total_reduces / reduces.sum())), 0
+        )
+    out = []
+    for k, (prof, m, r, t) in enumerate(zip(profiles, maps, reduces, times)):
+        out.append(
+            JobSpec(
+                f"{prof.name}-{k}",
+                prof,
+                float(t),
+                int(m),
+                int(r),
+                float(m) * block_mb,
+                user=f"user{k % w.users}",
+                pool=f"user{k % w.users}",
+            )
+        )
+    return out
+
+
+def pna_batch(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
+    batches = ["wordcount", "terasort", "grep"] if w.batch == "all" else [w.batch]
+    out = []
+    t0 = 0.0
+    for b in batches:
+        prof = get_profile(b)
+        for gb, maps, reduces in PNA_TABLE2[b]:
+            # the paper's map count fixes the split size: input = maps x block
+            out.append(JobSpec(f"{b}_{gb}GB", prof, t0, maps, reduces, maps * block_mb))
+        t0 += w.batch_gap_s
+    return out
