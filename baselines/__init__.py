@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mrgym.sim.scheduler import Scheduler
-
 from baselines.classic import DlSchedScheduler, FifoScheduler
+from mrgym.sim.scheduler import Scheduler
 
 _REGISTRY: dict[str, Callable[..., Scheduler]] = {
     "fifo": FifoScheduler,

@@ -19,7 +19,15 @@ import numpy as np
 
 from mrgym.sim.hdfs import OFF_RACK
 from mrgym.sim.jobs import PENDING
-from mrgym.sim.scheduler import DECLINE, MAP, Decision, DecisionContext, Scheduler, launch_map, launch_reduce
+from mrgym.sim.scheduler import (
+    DECLINE,
+    MAP,
+    Decision,
+    DecisionContext,
+    Scheduler,
+    launch_map,
+    launch_reduce,
+)
 
 
 def _first_reduce(ctx: DecisionContext) -> Decision:

@@ -90,7 +90,9 @@ class ClusterSpec(_Strict):
     rack_uplink_mbps: float | list[float] | None = None
     oversubscription: float = Field(4.0, gt=0)
     wan_mbps: float = Field(1000.0, gt=0)
-    background: float = Field(0.0, ge=0, lt=1)
+    background: float = Field(
+        0.0, ge=0, lt=1
+    )  # share of rack uplinks / WAN used by outside traffic
     rack_hops: list[list[int]] | None = None
     catalog: dict[str, InstanceSpec] | None = None
     hosts: list[HostGroup]
@@ -235,16 +237,27 @@ def available_scenarios() -> list[str]:
     return sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
 
 
-def _merge(base: dict, over: dict) -> dict:
+def _merge(base: Any, over: dict, prefix: str = "") -> Any:
+    """Merge ``over`` into a copy of ``base``; dotted keys reach into mappings and lists
+    (``cluster.hosts.0.count``)."""
     out = copy.deepcopy(base)
     for k, v in over.items():
-        if "." in k:
-            head, rest = k.split(".", 1)
-            out[head] = _merge(out.get(head) or {}, {rest: v})
-        elif isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+        head, _, rest = str(k).partition(".")
+        if isinstance(out, list):
+            if not head.isdigit() or int(head) >= len(out):
+                raise ScenarioError(f"{prefix}{head}: list index out of range (0..{len(out) - 1})")
+            idx = int(head)
+            out[idx] = _merge(out[idx], {rest: v}, f"{prefix}{head}.") if rest else v
+            continue
+        if not isinstance(out, dict):
+            raise ScenarioError(f"{prefix}{k}: cannot set a key inside a {type(out).__name__}")
+        if rest:
+            sub = out.get(head) if out.get(head) is not None else {}
+            out[head] = _merge(sub, {rest: v}, f"{prefix}{head}.")
+        elif isinstance(v, dict) and isinstance(out.get(head), dict):
+            out[head] = _merge(out[head], v, f"{prefix}{head}.")
         else:
-            out[k] = v
+            out[head] = v
     return out
 
 
@@ -301,9 +314,9 @@ def load_scenario(source: str | Path | dict | Scenario, overrides: dict | None =
             raise ScenarioError(
                 f"{path.name}: must be a mapping of keys, got {type(data).__name__}"
             )
-        name = str(data.get("name", path.stem))
+        name = str(data.setdefault("name", path.stem))
     if overrides:
-        data = _merge(data, overrides)
+        data = _merge(data, overrides, f"{name}.")
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:

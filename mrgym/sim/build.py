@@ -79,12 +79,8 @@ def build_topology(
                 g.pool,
                 virtualized,
                 disk=None,
-                nic_up=Link(
-                    f"{name}.nic_up", t.nic_gbps * 1000 * MBIT, background=cluster.background
-                ),
-                nic_down=Link(
-                    f"{name}.nic_down", t.nic_gbps * 1000 * MBIT, background=cluster.background
-                ),
+                nic_up=Link(f"{name}.nic_up", t.nic_gbps * 1000 * MBIT),
+                nic_down=Link(f"{name}.nic_down", t.nic_gbps * 1000 * MBIT),
             )
             h.disk = Link(
                 f"{name}.disk",

@@ -686,6 +686,7 @@ class Simulation:
             src = self.hdfs.nearest_replica(task.block, vm)
             level = self.hdfs.locality(task.block, vm)
             att.locality = level
+            att.src = src
             att.read_mb = mb
             if level == NODE:
                 links = (src.host.disk,)

@@ -176,7 +176,7 @@ PROFILES: dict[str, JobProfile] = {
         ),
         _p(
             "crypto-gpu",
-            0.40,
+            4.0,
             0.01,
             0.001,
             0.0005,
@@ -184,7 +184,8 @@ PROFILES: dict[str, JobProfile] = {
             gpu_speedup=3.0,
             default_reduce_ratio=0.0,
             source="Lee §4.4.2: with one of two nodes a cg1 (GPU) the job runs 2x faster "
-            "=> a GPU node does ~3x the work of a cc1 node: (1+3)/(1+1) = 2",
+            "=> a GPU node does ~3x the work of a cc1 node: (1+3)/(1+1) = 2; a dictionary "
+            "attack hashes each input word many times: 4 core-s per MB",
         ),
         _p(
             "gridmix",
@@ -266,6 +267,7 @@ class Attempt:
     process: simpy.Process | None = None
     read_mb: float = 0.0
     cpu_s: float = 0.0
+    src: object = None  # map: the replica VM its block was read from
     fetched: int = 0  # reduce: map outputs copied so far
     n_maps: int = 0
 

@@ -123,8 +123,18 @@ class Link:
     of capacity used by traffic outside the simulated cluster.
     """
 
-    __slots__ = ("name", "capacity", "thrash", "floor", "background", "flows", "host", "bytes_mb",
-                 "cur", "ref")
+    __slots__ = (
+        "name",
+        "capacity",
+        "thrash",
+        "floor",
+        "background",
+        "flows",
+        "host",
+        "bytes_mb",
+        "cur",
+        "ref",
+    )
 
     def __init__(
         self,

@@ -1,0 +1,82 @@
+"""Simulator speed: simulated tasks per wall-second through ``run_sim`` (DESIGN §8).
+
+    python benchmarks/bench_sim.py                       # ila2400 under dl-sched
+    python benchmarks/bench_sim.py --scenario ila72 --scheduler fifo --repeat 3
+    python benchmarks/bench_sim.py --profile 25          # + the top 25 functions by own time
+
+Prints tasks/s (completed task attempts per wall-second), SimPy events/s, heartbeats and
+scheduler decisions, and the fluid model's rate updates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import time
+
+from mrgym.runner import build_simulation
+
+
+def run_once(scenario: str, scheduler: str, seed: int) -> dict:
+    t0 = time.perf_counter()
+    sim = build_simulation(scenario, scheduler, seed)
+    t1 = time.perf_counter()
+    sim.run()
+    t2 = time.perf_counter()
+    events = next(sim.env._eid)  # SimPy's running event id: events scheduled so far
+    tasks = sum(1 for a in sim.attempts if a.end_s is not None)
+    return {
+        "build_s": t1 - t0,
+        "run_s": t2 - t1,
+        "tasks": tasks,
+        "events": events,
+        "heartbeats": sim.n_heartbeats,
+        "decisions": sim.n_decisions,
+        "rate_updates": sim.engine.n_rate_updates,
+        "sim_time_s": sim.env.now,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--scenario", default="ila2400")
+    p.add_argument("--scheduler", default="dl-sched")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument(
+        "--profile", type=int, default=0, metavar="N", help="also print the top N functions"
+    )
+    a = p.parse_args()
+    best = None
+    for i in range(a.repeat):
+        r = run_once(a.scenario, a.scheduler, a.seed)
+        if best is None or r["run_s"] < best["run_s"]:
+            best = r
+        print(f"run {i}: {r['tasks']} tasks in {r['run_s']:.2f} s (+{r['build_s']:.2f} s build)")
+    r = best
+    wall = r["run_s"] + r["build_s"]
+    print(f"\n{a.scenario} / {a.scheduler} / seed {a.seed} (best of {a.repeat})")
+    print(f"  simulated time      {r['sim_time_s']:,.0f} s")
+    print(
+        f"  tasks per wall-s    {r['tasks'] / wall:,.0f}   ({r['tasks']} attempts, {wall:.2f} s incl. build)"
+    )
+    print(f"  events per wall-s   {r['events'] / r['run_s']:,.0f}   ({r['events']:,} SimPy events)")
+    print(f"  heartbeats          {r['heartbeats']:,}   decisions {r['decisions']:,}")
+    print(f"  rate updates        {r['rate_updates']:,}")
+    if a.profile:
+        prof = cProfile.Profile()
+        sim = build_simulation(a.scenario, a.scheduler, a.seed)
+        prof.enable()
+        sim.run()
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(a.profile)
+        print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()
