@@ -15,6 +15,7 @@ events.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -245,7 +246,12 @@ class Simulation:
         self.n_pending_maps = 0
         self.n_ready_reduces = 0
         self.n_running = 0
-        self._dormant: dict[int, tuple[VM, simpy.Event]] = {}
+        # heartbeat dispatcher state
+        self._beats: list[tuple[float, int]] = []
+        self._in_heap: set[int] = set()
+        self._parked: dict[int, VM] = {}
+        self._disp_ev: simpy.Event | None = None
+        self._disp_target = math.inf
         self.view = ClusterView(self)
         self.ctx = DecisionContext(self.view)
         self.ctx.jobs = self.active_list
@@ -335,7 +341,8 @@ class Simulation:
         env = self.env
         env.process(self._submitter())
         for vm in self.topo.workers:
-            env.process(self._vm_loop(vm))
+            self._schedule_beat(vm, vm.hb_offset)
+        env.process(self._dispatcher())
         for hid, t in self.evict_at.items():
             env.process(self._spot(self.topo.hosts[hid], t))
         for hid, ts in self.fail_at.items():
@@ -409,39 +416,85 @@ class Simulation:
             self.scheduler.speculates and self.n_running > 0 and (vm.free_map + vm.free_reduce) > 0
         )
 
-    def _vm_loop(self, vm: VM):
-        env = self.env
+    def _needs_beat(self, vm: VM) -> bool:
+        return vm.alive and not vm.paused and not vm.host.evicting and self._has_work(vm)
+
+    def _next_grid(self, vm: VM, after: float) -> float:
+        """The VM's first periodic heartbeat at or after ``after``."""
         hb = self.hb
-        gen = vm.loop_gen
-        if vm.hb_offset > env.now:
-            yield env.timeout(vm.hb_offset - env.now)
-        while vm.alive and vm.loop_gen == gen:
-            if not vm.paused and not vm.host.evicting and self._has_work(vm):
-                self._heartbeat(vm)
-                yield env.timeout(hb)
+        k = math.ceil((after - vm.hb_offset) / hb - 1e-9)
+        return vm.hb_offset + max(k, 0) * hb
+
+    def _schedule_beat(self, vm: VM, t: float | None = None) -> None:
+        """Put a VM with something to do on the heartbeat heap (once)."""
+        if vm.id in self._in_heap or not vm.is_worker:
+            return
+        if not self._needs_beat(vm):
+            self._parked[vm.id] = vm
+            return
+        self._parked.pop(vm.id, None)
+        if t is None:
+            t = self._next_grid(vm, self.env.now)
+        heapq.heappush(self._beats, (t, vm.id))
+        self._in_heap.add(vm.id)
+        if t < self._disp_target:
+            self._poke()
+
+    def _poke(self) -> None:
+        ev = self._disp_ev
+        if ev is not None and not ev.triggered:
+            ev.succeed()
+
+    def _dispatcher(self):
+        """Every TaskTracker's periodic heartbeat, in time order, from one heap.
+
+        Only VMs that could be given a task are on the heap; a VM without a free slot, or
+        with nothing it could run, is parked (its heartbeats would change nothing) and
+        comes back when a slot frees or work appears.  The decisions are those of an
+        always-beating cluster, without its idle events."""
+        env = self.env
+        heap = self._beats
+        vms = self.topo.vms
+        hb = self.hb
+        while True:
+            if not heap:
+                yield self._wait(None)
                 continue
-            ev = env.event()
-            self._dormant[vm.id] = (vm, ev)
-            yield ev
-            if not vm.alive or vm.loop_gen != gen:
-                return
+            t, vid = heap[0]
+            vm = vms[vid]
+            if not self._needs_beat(vm):
+                heapq.heappop(heap)
+                self._in_heap.discard(vid)
+                if vm.alive:
+                    self._parked[vid] = vm
+                continue
             now = env.now
-            k = math.ceil((now - vm.hb_offset) / hb - 1e-9)
-            t = vm.hb_offset + k * hb
-            if t > now:
-                yield env.timeout(t - now)
+            if t > now + 1e-9:
+                yield self._wait(t - now)
+                continue  # re-examine: a poke may have put an earlier beat on top
+            heapq.heappop(heap)
+            self._in_heap.discard(vid)
+            self._heartbeat(vm)
+            if self._needs_beat(vm):
+                heapq.heappush(heap, (t + hb, vid))
+                self._in_heap.add(vid)
+            elif vm.alive:
+                self._parked[vid] = vm
+
+    def _wait(self, dt: float | None) -> simpy.Event:
+        ev = self.env.event()
+        self._disp_ev = ev
+        self._disp_target = math.inf if dt is None else self.env.now + dt
+        if dt is not None:
+            self.env.timeout(dt).callbacks.append(lambda _e: None if ev.triggered else ev.succeed())
+        return ev
 
     def _wake_all(self) -> None:
-        if self._dormant:
-            dormant = self._dormant
-            self._dormant = {}
-            for _vm, ev in dormant.values():
-                ev.succeed()
-
-    def _wake(self, vm: VM) -> None:
-        item = self._dormant.pop(vm.id, None)
-        if item is not None:
-            item[1].succeed()
+        """New work appeared: parked VMs that can take some of it go back on the heap."""
+        if self._parked:
+            for vm in list(self._parked.values()):
+                if self._needs_beat(vm):
+                    self._schedule_beat(vm)
 
     def _heartbeat(self, vm: VM) -> None:
         """Ask the scheduler about each free slot: maps first, then reduces (Hadoop 1)."""
@@ -822,6 +875,8 @@ class Simulation:
             job.running_maps -= 1
         else:
             job.running_reduces -= 1
+        if vm.alive and vm.id not in self._in_heap:
+            self._schedule_beat(vm)
 
     def _succeeded(self, att: Attempt, out_mb: float) -> None:
         now = self.env.now
@@ -858,11 +913,8 @@ class Simulation:
             job.reduces_done += 1
             if job.reduces_done == len(job.reduces):
                 self._job_done(job)
-        if vm.alive and self.oob and not vm.paused and not vm.host.evicting:
-            if vm.id in self._dormant and self._has_work(vm):
-                self._wake(vm)
-            if self._has_work(vm):
-                self._heartbeat(vm)
+        if vm.alive and self.oob and not vm.paused and not vm.host.evicting and self._has_work(vm):
+            self._heartbeat(vm)
 
     def _job_done(self, job: Job) -> None:
         job.finish_s = self.env.now
@@ -964,7 +1016,7 @@ class Simulation:
         self.lost_hosts += 1
         for vm in host.vms:
             vm.alive = False
-            self._wake(vm)
+            self._parked.pop(vm.id, None)
             for att in list(vm.running):
                 self._kill(att, outcome)
             for job in self.active_list:
@@ -1001,11 +1053,9 @@ class Simulation:
         self.hdfs.invalidate()
         for vm in host.vms:
             vm.alive = True
-            vm.loop_gen += 1
             vm.free_map = vm.map_slots
             vm.free_reduce = vm.reduce_slots
-            if vm.is_worker:
-                self.env.process(self._vm_loop(vm))
+            self._schedule_beat(vm)
 
     # ------------------------------------------------------------------ interactive, control
     def _interactive(self, app: InteractiveApp):
@@ -1042,7 +1092,7 @@ class Simulation:
                 for att in vm.running:
                     for w in ([att.work] if att.work else []) + att.works:
                         self.engine.resume(w)
-                self._wake(vm)
+                self._schedule_beat(vm)
         elif isinstance(action, Throttle):
             vm = vms[action.vm]
             vm.cpu_cap = action.cpu_cap

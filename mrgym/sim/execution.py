@@ -43,6 +43,7 @@ class Work:
         "version",
         "event",
         "links",
+        "base",
         "host",
         "vm",
         "factor",
@@ -60,6 +61,7 @@ class Work:
         self.version = 0
         self.event = event
         self.links: tuple[Link, ...] = ()
+        self.base = 0.0  # a flow's bottleneck share before its factor
         self.host: Host | None = None
         self.vm = None
         self.factor = factor
@@ -264,21 +266,25 @@ class FluidEngine:
 
     # -- rates ---------------------------------------------------------------------------
     def _refresh_links(self, links: tuple[Link, ...], now: float, new: Work | None = None) -> None:
-        """Re-share ``links`` after their flow count changed.
+        """Re-share ``links`` after their flow count changed (exact bottleneck fair share).
 
-        A link's flows are re-rated only when its share moved by more than
-        ``rate_tolerance`` (relative) since their last refresh, so a busy uplink with
-        hundreds of flows is not re-rated on every arrival; every rate stays within the
-        tolerance of the exact bottleneck share (0 gives the exact model)."""
-        tol = self.params.rate_tolerance
+        Only flows whose bottleneck can move are re-rated: when a link's share falls, the
+        flows on it running faster than the new share; when it rises, the flows it was
+        limiting.  Flows limited elsewhere keep their rate without a recomputation."""
         affected: dict[Work, None] = {}
         for link in links:
+            old = link.cur
             s = link.share()
             link.cur = s
-            ref = link.ref
-            if ref <= 0.0 or s - ref > tol * ref or ref - s > tol * ref:
-                link.ref = s
-                affected.update(link.flows)
+            if s < old:
+                for f in link.flows:
+                    if f.base > s:
+                        affected[f] = None
+            elif s > old:
+                lim = old * (1.0 - 1e-12)
+                for f in link.flows:
+                    if f.base >= lim:
+                        affected[f] = None
         if new is not None:
             affected[new] = None
         set_rate = self.set_rate
@@ -288,6 +294,7 @@ class FluidEngine:
                 c = link.cur
                 if c < rate:
                     rate = c
+            f.base = rate
             set_rate(f, rate * f.factor, now)
 
     def set_rate(self, w: Work, rate: float, now: float) -> None:

@@ -109,7 +109,7 @@ class Hdfs:
                 if v not in chosen and v not in exclude:
                     chosen.append(v)
             return chosen
-        multi_rack = len({v.host.rack.id for v in nodes}) > 1
+        multi_rack = len(self._racks_of_nodes) > 1
 
         def pick(ok) -> VM:
             for _ in range(64 * n):

@@ -39,11 +39,6 @@ class ModelParams:
     # Reading a co-hosted VM's block goes through the hypervisor's memory copy: as fast as
     # local (ILA §2.3, Fig. 3 "approximately the same time"), a few percent slower.
     server_read_penalty: float = 0.05
-    # --- Numerics -----------------------------------------------------------------------
-    # Flows on a link are re-rated when the link's share moved by more than this fraction
-    # since their last refresh (0 = exact; 0.01 keeps every rate within 1 % of exact while
-    # sparing busy uplinks a full re-rate on every flow arrival).
-    rate_tolerance: float = 0.01
     # --- MapReduce (Hadoop 1 defaults) ------------------------------------------------
     # mapred.reduce.slowstart.completed.maps
     reduce_slowstart: float = 0.05

@@ -133,7 +133,6 @@ class Link:
         "host",
         "bytes_mb",
         "cur",
-        "ref",
     )
 
     def __init__(
@@ -154,7 +153,6 @@ class Link:
         self.host = host  # the Host whose disk this is (None for network links)
         self.bytes_mb = 0.0  # MB carried so far (monitoring)
         self.cur = 0.0  # share now (kept by the fluid engine)
-        self.ref = 0.0  # share when its flows' rates were last refreshed
 
     def share(self) -> float:
         """Rate (MB/s) each flow on this link gets: bottleneck fair share."""
@@ -236,7 +234,6 @@ class VM:
     alive: bool = True
     paused: bool = False
     cpu_cap: float | None = None  # control(): throttle the VM's vCPUs
-    loop_gen: int = 0  # heartbeat-loop generation (a repaired VM starts a new loop)
 
     @property
     def rack(self) -> Rack:
