@@ -1167,7 +1167,7 @@ class Simulation:
         for att in vm.running:
             for w in ([att.work] if att.work else []) + att.works:
                 if w.kind == "compute":
-                    cpu += w.rate / max(vm.host.type.core_speed, 1e-9)
+                    cpu += w.cores
                 elif w.tag == "write":
                     wr += w.rate
                 else:
@@ -1181,7 +1181,7 @@ class Simulation:
         pool = host.cpu
         vm_cpu = 0.0
         for w in pool.works:
-            vm_cpu += w.rate / max(host.type.core_speed, 1e-9)
+            vm_cpu += w.cores
         for app in pool.interactive:
             vm_cpu += app.granted
         disk = host.disk

@@ -44,6 +44,7 @@ class Work:
         "event",
         "links",
         "base",
+        "cores",
         "host",
         "vm",
         "factor",
@@ -62,6 +63,7 @@ class Work:
         self.event = event
         self.links: tuple[Link, ...] = ()
         self.base = 0.0  # a flow's bottleneck share before its factor
+        self.cores = 0.0  # a compute phase's granted cores (what Xentop would show)
         self.host: Host | None = None
         self.vm = None
         self.factor = factor
@@ -147,6 +149,7 @@ class CpuPool:
         speed = host.type.core_speed * scale * pen
         engine = self.engine
         for w, d in zip(self.works, demands):
+            w.cores = d * scale
             engine.set_rate(w, d * speed * w.factor, now)
 
 
