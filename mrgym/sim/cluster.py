@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -255,7 +256,13 @@ class Simulation:
         self.view = ClusterView(self)
         self.ctx = DecisionContext(self.view)
         self.ctx.jobs = self.active_list
-        self._all_done = self.env.event()
+        self._hb_queue: deque[VM] = deque()
+        self._queued: set[int] = set()
+        self._stop: simpy.Event | None = None
+        self._started = False
+        self._closed = False
+        self.finished = False
+        self.truncated = False
         self.n_heartbeats = 0
         self.n_decisions = 0
         self.shuffle_mb = 0.0
@@ -337,7 +344,15 @@ class Simulation:
             vm.hb_offset = float(hb_rng.uniform(0.0, self.hb))
 
     # ------------------------------------------------------------------ running
-    def run(self) -> None:
+    # The simulation advances in segments: SimPy runs until some TaskTracker heartbeats
+    # with a free slot, then the heartbeat is served (by the scheduler here, by the agent
+    # in the Gymnasium environment) and SimPy resumes.  Both modes share this path, so a
+    # policy makes identical decisions under run_sim and run_episode.
+    def start(self) -> None:
+        """Create the actors' processes (once)."""
+        if self._started:
+            return
+        self._started = True
         env = self.env
         env.process(self._submitter())
         for vm in self.topo.workers:
@@ -353,14 +368,81 @@ class Simulation:
         if self.scheduler.control_period_s:
             env.process(self._control_loop(self.scheduler.control_period_s))
         env.process(self._sampler())
+        env.timeout(self.max_time).callbacks.append(lambda _e: self._end(truncated=True))
         if not self.jobs:
+            self._end(truncated=False)
+
+    def _end(self, truncated: bool) -> None:
+        if self.finished:
             return
-        env.run(until=simpy.AnyOf(env, [self._all_done, env.timeout(self.max_time)]))
-        now = env.now
+        self.finished = True
+        self.truncated = truncated
+        self._stop_now()
+
+    def _all_arrived(self) -> bool:
+        return all(j.arrived_s is not None for j in self.jobs)
+
+    def _stop_now(self) -> None:
+        ev = self._stop
+        if ev is not None and not ev.triggered:
+            ev.succeed()
+
+    def _request_heartbeat(self, vm: VM) -> None:
+        if vm.id not in self._queued:
+            self._queued.add(vm.id)
+            self._hb_queue.append(vm)
+            self._stop_now()
+
+    def advance(self) -> VM | None:
+        """Run until a heartbeat needs serving and return its VM (None: episode over)."""
+        self.start()
+        env = self.env
+        while True:
+            if self.finished:
+                self._close()
+                return None
+            if self._hb_queue:
+                vm = self._hb_queue.popleft()
+                self._queued.discard(vm.id)
+                self.n_heartbeats += 1
+                return vm
+            self._stop = env.event()
+            env.run(until=self._stop)
+
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        now = self.env.now
         for h in self.topo.hosts:
             h.cpu.account(now)
             if h.alive:
                 h.up_seconds += now - h.up_since
+
+    def next_slot(self, vm: VM, declined: set[str]) -> str | None:
+        """The kind of the heartbeat's next free slot that could take work (maps first,
+        then reduces, as Hadoop 1 assigns them), or None when the heartbeat is over."""
+        if not vm.alive or vm.paused or vm.host.evicting:
+            return None
+        spec = self.scheduler.speculates and self.n_running > 0
+        if MAP not in declined and vm.free_map > 0 and (self.n_pending_maps > 0 or spec):
+            return MAP
+        if REDUCE not in declined and vm.free_reduce > 0 and (self.n_ready_reduces > 0 or spec):
+            return REDUCE
+        return None
+
+    def context(self, vm: VM, kind: str) -> DecisionContext:
+        ctx = self.ctx
+        ctx.now = self.env.now
+        ctx.vm = vm
+        ctx.slot_kind = kind
+        ctx.free_map, ctx.free_reduce = vm.free_map, vm.free_reduce
+        return ctx
+
+    def run(self) -> None:
+        """Simulate the whole episode with ``self.scheduler`` deciding every slot."""
+        while (vm := self.advance()) is not None:
+            self._heartbeat(vm)
 
     def _submitter(self):
         env = self.env
@@ -472,14 +554,8 @@ class Simulation:
             if t > now + 1e-9:
                 yield self._wait(t - now)
                 continue  # re-examine: a poke may have put an earlier beat on top
-            heapq.heappop(heap)
-            self._in_heap.discard(vid)
-            self._heartbeat(vm)
-            if self._needs_beat(vm):
-                heapq.heappush(heap, (t + hb, vid))
-                self._in_heap.add(vid)
-            elif vm.alive:
-                self._parked[vid] = vm
+            heapq.heapreplace(heap, (t + hb, vid))  # parked lazily if idle by then
+            self._request_heartbeat(vm)
 
     def _wait(self, dt: float | None) -> simpy.Event:
         ev = self.env.event()
@@ -498,28 +574,15 @@ class Simulation:
 
     def _heartbeat(self, vm: VM) -> None:
         """Ask the scheduler about each free slot: maps first, then reduces (Hadoop 1)."""
-        self.n_heartbeats += 1
-        ctx = self.ctx
-        ctx.now = self.env.now
-        ctx.vm = vm
         sched = self.scheduler
-        spec = sched.speculates and self.n_running > 0
-        while vm.free_map > 0 and vm.alive and (self.n_pending_maps > 0 or spec):
-            ctx.slot_kind = MAP
-            ctx.free_map, ctx.free_reduce = vm.free_map, vm.free_reduce
+        declined: set[str] = set()
+        while (kind := self.next_slot(vm, declined)) is not None:
             self.n_decisions += 1
-            d = sched.decide(ctx)
+            d = sched.decide(self.context(vm, kind))
             if d.kind is None:
-                break
-            self.apply(vm, d, MAP)
-        while vm.free_reduce > 0 and vm.alive and (self.n_ready_reduces > 0 or spec):
-            ctx.slot_kind = REDUCE
-            ctx.free_map, ctx.free_reduce = vm.free_map, vm.free_reduce
-            self.n_decisions += 1
-            d = sched.decide(ctx)
-            if d.kind is None:
-                break
-            self.apply(vm, d, REDUCE)
+                declined.add(kind)
+            else:
+                self.apply(vm, d, kind)
 
     # ------------------------------------------------------------------ decisions
     def can_launch(self, job: Job, kind: str, vm: VM) -> bool:
@@ -914,7 +977,7 @@ class Simulation:
             if job.reduces_done == len(job.reduces):
                 self._job_done(job)
         if vm.alive and self.oob and not vm.paused and not vm.host.evicting and self._has_work(vm):
-            self._heartbeat(vm)
+            self._request_heartbeat(vm)
 
     def _job_done(self, job: Job) -> None:
         job.finish_s = self.env.now
@@ -944,8 +1007,8 @@ class Simulation:
         self.active_list.remove(job)
         if self.progress is not None:
             self.progress(1)
-        if not self.active and all(j.arrived_s is not None for j in self.jobs):
-            self._all_done.succeed()
+        if not self.active and self._all_arrived():
+            self._end(truncated=False)
 
     def _kill(self, att: Attempt, outcome: str, requeue: bool = True) -> None:
         """End a running attempt now; re-queue its task when no other copy runs."""
