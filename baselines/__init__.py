@@ -4,17 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from baselines.classic import DlSchedScheduler, FifoScheduler
+from baselines.classic import (
+    CapacityScheduler,
+    DelayScheduler,
+    DlSchedScheduler,
+    FairScheduler,
+    FifoScheduler,
+    LateScheduler,
+    RandSchedScheduler,
+)
 from mrgym.sim.scheduler import Scheduler
 
 _REGISTRY: dict[str, Callable[..., Scheduler]] = {
     "fifo": FifoScheduler,
+    "fair": FairScheduler,
+    "delay": DelayScheduler,
+    "capacity": CapacityScheduler,
+    "late": LateScheduler,
     "dl-sched": DlSchedScheduler,
+    "rand-sched": RandSchedScheduler,
 }
 
 
 def available() -> list[str]:
-    return sorted(_REGISTRY)
+    """Registered names, in registry order (classic first)."""
+    return list(_REGISTRY)
 
 
 def make(name: str, **params) -> Scheduler:

@@ -1,40 +1,75 @@
-"""Classic Hadoop schedulers (reference implementations of the Scheduler protocol).
+"""The classic Hadoop schedulers (ILA §5.1, lsap §III.A and §IV.D name them as baselines).
 
-* ``fifo`` — Hadoop's original FIFO queue, locality-oblivious: every free slot goes to the
-  oldest job with work, which launches its lowest-numbered pending task.  The lower bound
-  every locality-aware policy is measured against.
-* ``dl-sched`` — Hadoop 1's default scheduler as lsap §III.A describes it: jobs in FIFO
-  order; "the master node first tries to find a map task whose input data are stored on
-  that slave node ... Otherwise, Hadoop tries to find a task that can achieve rack-level
-  data locality ... If it still fails, a task is randomly picked and dispatched."
-  Deviation: Hadoop is unaware of VMs, so a co-hosted (server-local) task counts as one of
-  the rack-local tasks it may pick; the simulator returns it first among them.
+All map choices within a job go through the simulator's ``best_map`` (node, then server,
+then rack, then any; ties to the block with the fewest replicas on other idle VMs), which is
+also what the environment's "launch a map of job j" action does, so these policies are
+expressible exactly in MRCluster-v0 — except ``dl-sched`` and ``rand-sched``, whose random
+task picks the action space cannot name (README, "Baselines in the environment").
 
-Both give reduces to the oldest job whose slow-start has been reached.
+* ``fifo`` — Hadoop 1's JobQueueTaskScheduler: jobs in submission order; the head job with
+  work gets the slot and launches its closest map (node- or rack-local first, else
+  non-local). Reduces to the oldest job whose slow-start is reached.
+* ``dl-sched`` — lsap §III.A, "the default scheduling algorithm in Hadoop": node-local,
+  else rack-local, else "a task is randomly picked". Deviation: Hadoop is unaware of VMs,
+  so a co-hosted (server-local) task is one of the rack-local ones; it is preferred.
+* ``fair`` — PureFair (ILA §5.1): fair sharing with greedy locality, "always selecting the
+  closest task from the scheduled job without any delay". The scheduled job is the one
+  furthest below its weighted fair share (fewest running tasks of the slot's kind per
+  unit weight; ties to the oldest), as Hadoop's FairScheduler sorts jobs.
+* ``delay`` — delay scheduling (Zaharia et al., EuroSys'10, as ILA §4.2 describes it): a
+  job that cannot launch a task at its allowed locality level is skipped; after waiting
+  ``node_wait_s`` it may launch rack-local tasks and after a further ``rack_wait_s`` any
+  task; a launch sets its level to the launched task's level and resets the wait. Default
+  waits: Hadoop 1's automatic value min(15 s, 1.5 x heartbeat) = 4.5 s for 3 s heartbeats.
+  Delay is not VM-aware: a server-local task counts as rack-local.
+* ``capacity`` — Yahoo's Capacity scheduler: one queue per pool (``job.spec.pool``) with a
+  capacity share (``capacities`` or equal); the queue with the lowest used/capacity ratio
+  is served first, FIFO inside it; a job skips non-node-local slots for up to
+  ``node_locality_delay`` scheduling opportunities (YARN's default 40 missed
+  opportunities; the Hadoop 1 scheduler had no delay).
+* ``late`` — LATE (Zaharia et al., OSDI'08) on top of ``fair``: when no new task is to be
+  launched, and fewer than SpeculativeCap = 10 % of slots run backup copies, and the
+  requesting node is not slow (its finished tasks' progress rate is not below the 25th
+  percentile of nodes: SlowNodeThreshold), back up the running task with the longest
+  approximate time to end, (1 - progress) / progress rate, among those whose progress rate
+  is below the 25th percentile (SlowTaskThreshold).
+* ``rand-sched`` — lsap §IV.D: with probability ``randomness`` a uniformly random pending
+  map of the FIFO head job, else dl-sched ("if its value is 100%, the scheduling will be
+  thoroughly random; if its value is 0%, rand-sched degenerates to dl-sched").
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mrgym.sim.hdfs import OFF_RACK
+from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER
 from mrgym.sim.jobs import PENDING
 from mrgym.sim.scheduler import (
     DECLINE,
     MAP,
+    REDUCE,
     Decision,
     DecisionContext,
     Scheduler,
     launch_map,
     launch_reduce,
+    speculate,
 )
 
 
-def _first_reduce(ctx: DecisionContext) -> Decision:
-    for job in ctx.jobs:
-        if ctx.can_launch(job, "reduce"):
+def first_reduce(ctx: DecisionContext, jobs) -> Decision:
+    for job in jobs:
+        if ctx.can_launch(job, REDUCE):
             return launch_reduce(job.id)
     return DECLINE
+
+
+def fair_order(ctx: DecisionContext) -> list:
+    """Jobs furthest below their weighted fair share first (ties: oldest)."""
+    kind = ctx.slot_kind
+    if kind == MAP:
+        return sorted(ctx.jobs, key=lambda j: j.running_maps / j.weight)
+    return sorted(ctx.jobs, key=lambda j: j.running_reduces / j.weight)
 
 
 class FifoScheduler(Scheduler):
@@ -42,13 +77,10 @@ class FifoScheduler(Scheduler):
 
     def decide(self, ctx: DecisionContext) -> Decision:
         if ctx.slot_kind != MAP:
-            return _first_reduce(ctx)
+            return first_reduce(ctx, ctx.jobs)
         for job in ctx.jobs:
             if ctx.can_launch(job, MAP):
-                # the job's splits in queue order, wherever their data lives
-                t = ctx.view.next_pending_map(job)
-                if t is not None:
-                    return launch_map(job.id, t.index)
+                return launch_map(job.id)
         return DECLINE
 
 
@@ -65,7 +97,7 @@ class DlSchedScheduler(Scheduler):
 
     def decide(self, ctx: DecisionContext) -> Decision:
         if ctx.slot_kind != MAP:
-            return _first_reduce(ctx)
+            return first_reduce(ctx, ctx.jobs)
         for job in ctx.jobs:
             if not ctx.can_launch(job, MAP):
                 continue
@@ -88,3 +120,199 @@ def random_pending_map(job, rng: np.random.Generator) -> int:
         if t.state == PENDING:
             return t.index
     raise ValueError(f"job {job.id} has no pending map")
+
+
+class FairScheduler(Scheduler):
+    """PureFair: weighted fair sharing, greedy locality, no delay."""
+
+    name = "fair"
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        order = fair_order(ctx)
+        if ctx.slot_kind != MAP:
+            return first_reduce(ctx, order)
+        for job in order:
+            if ctx.can_launch(job, MAP):
+                return launch_map(job.id)
+        return DECLINE
+
+
+# Delay scheduling's locality levels (not VM-aware: server-local is rack-local).
+_DELAY_LEVEL = {NODE: 0, SERVER: 1, RACK: 1, OFF_RACK: 2, None: 0}
+
+
+class DelayScheduler(Scheduler):
+    name = "delay"
+
+    def __init__(self, node_wait_s: float | None = None, rack_wait_s: float | None = None):
+        self.node_wait_s = node_wait_s
+        self.rack_wait_s = rack_wait_s
+        self._level: dict[int, int] = {}
+        self._since: dict[int, float] = {}
+
+    def reset(self, seed: int | None) -> None:
+        self._level.clear()
+        self._since.clear()
+
+    def _waits(self, ctx: DecisionContext) -> tuple[float, float]:
+        auto = min(15.0, 1.5 * ctx.view.heartbeat_s)  # Hadoop 1's automatic delay
+        return (
+            self.node_wait_s if self.node_wait_s is not None else auto,
+            self.rack_wait_s if self.rack_wait_s is not None else auto,
+        )
+
+    def allowed(self, job, now: float, waits: tuple[float, float]) -> int:
+        level = self._level.get(job.id, 0)
+        since = self._since.get(job.id)
+        if since is None:
+            return level
+        waited = now - since
+        if level == 0 and waited >= waits[0]:
+            level, waited = 1, waited - waits[0]
+        if level == 1 and waited >= waits[1]:
+            level = 2
+        return level
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        order = fair_order(ctx)
+        if ctx.slot_kind != MAP:
+            return first_reduce(ctx, order)
+        waits = self._waits(ctx)
+        now = ctx.now
+        for job in order:
+            if not ctx.can_launch(job, MAP):
+                continue
+            best = ctx.best_map(job)
+            if best is None:
+                continue
+            task, loc = best
+            level = _DELAY_LEVEL[loc]
+            if level <= self.allowed(job, now, waits):
+                self._level[job.id] = level
+                self._since.pop(job.id, None)
+                return launch_map(job.id)
+            self._since.setdefault(job.id, now)
+        return DECLINE
+
+
+class CapacityScheduler(Scheduler):
+    name = "capacity"
+
+    def __init__(self, capacities: dict[str, float] | None = None, node_locality_delay: int = 40):
+        self.capacities = capacities
+        self.node_locality_delay = node_locality_delay
+        self._missed: dict[int, int] = {}
+
+    def reset(self, seed: int | None) -> None:
+        self._missed.clear()
+
+    def _queues(self, ctx: DecisionContext) -> list[list]:
+        queues: dict[str, list] = {}
+        for job in ctx.jobs:
+            queues.setdefault(job.spec.pool, []).append(job)
+        caps = self.capacities or {}
+        equal = 1.0 / max(1, len(queues))
+
+        def ratio(item):
+            pool, jobs = item
+            used = sum(j.running_tasks for j in jobs)
+            return used / caps.get(pool, equal), pool
+
+        return [jobs for _, jobs in sorted(queues.items(), key=ratio)]
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        queues = self._queues(ctx)
+        if ctx.slot_kind != MAP:
+            return first_reduce(ctx, [j for q in queues for j in q])
+        for q in queues:
+            for job in q:
+                if not ctx.can_launch(job, MAP):
+                    continue
+                best = ctx.best_map(job)
+                if best is None:
+                    continue
+                loc = best[1]
+                if (
+                    loc is None
+                    or loc == NODE
+                    or self._missed.get(job.id, 0) >= self.node_locality_delay
+                ):
+                    self._missed[job.id] = 0
+                    return launch_map(job.id)
+                self._missed[job.id] = self._missed.get(job.id, 0) + 1
+        return DECLINE
+
+
+class LateScheduler(FairScheduler):
+    name = "late"
+    speculates = True
+
+    def __init__(
+        self, speculative_cap: float = 0.1, slow_task_pct: float = 25.0, slow_node_pct: float = 25.0
+    ):
+        self.speculative_cap = speculative_cap
+        self.slow_task_pct = slow_task_pct
+        self.slow_node_pct = slow_node_pct
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        d = super().decide(ctx)
+        if not d.declines:
+            return d
+        return self._speculate(ctx)
+
+    def _speculate(self, ctx: DecisionContext) -> Decision:
+        view = ctx.view
+        now = ctx.now
+        running = [a for job in ctx.jobs for a in view.running_attempts(job)]
+        slots = sum(v.map_slots + v.reduce_slots for v in view.topology.workers)
+        if sum(1 for a in running if a.speculative) >= self.speculative_cap * slots:
+            return DECLINE
+        # SlowNodeThreshold: the requesting node's progress rate of finished tasks
+        rates = view.node_progress_rates()
+        mine = rates.get(ctx.vm.id)
+        if (
+            mine is not None
+            and len(rates) >= 4
+            and mine < np.percentile(list(rates.values()), self.slow_node_pct)
+        ):
+            return DECLINE
+        cands = [
+            a
+            for a in running
+            if a.task.kind == ctx.slot_kind
+            and len(a.task.running) == 1
+            and a.vm is not ctx.vm
+            and now > a.start_s
+        ]
+        if not cands:
+            return DECLINE
+        prog = np.array([a.progress(now) for a in cands])
+        rate = prog / np.array([now - a.start_s for a in cands])
+        slow = np.percentile(rate, self.slow_task_pct)
+        with np.errstate(divide="ignore"):
+            left = np.where(rate > 0, (1.0 - prog) / np.maximum(rate, 1e-12), np.inf)
+        best, best_left = None, -1.0
+        for a, r, lt in zip(cands, rate, left):
+            if r <= slow and lt > best_left:
+                best, best_left = a, lt
+        if best is None:
+            return DECLINE
+        return speculate(best.task.job.id, best.task.index)
+
+
+class RandSchedScheduler(DlSchedScheduler):
+    name = "rand-sched"
+
+    def __init__(self, randomness: float = 1.0):
+        super().__init__()
+        if not 0.0 <= randomness <= 1.0:
+            raise ValueError(f"rand-sched.randomness: must be in [0, 1], got {randomness}")
+        self.randomness = randomness
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        if ctx.slot_kind == MAP and self.rng.random() < self.randomness:
+            for job in ctx.jobs:
+                if ctx.can_launch(job, MAP):
+                    return launch_map(job.id, random_pending_map(job, self.rng))
+            return DECLINE
+        return super().decide(ctx)

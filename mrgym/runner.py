@@ -2,8 +2,8 @@
 
 ``scheduler`` is a :class:`~mrgym.sim.scheduler.Scheduler` object or a registered name
 (``"fifo"``, ``"dl-sched"``, ... see ``baselines.available()``).  No observation is built:
-this is the fast path for sweeps.  ``run_episode`` (the Gymnasium loop) arrives with the
-environment.
+this is the fast path for sweeps.  ``run_episode(env, policy, seed)`` is the Gymnasium
+loop, the one every baseline (``EnvPolicy``) and learned agent (``ModelPolicy``) runs in.
 """
 
 from __future__ import annotations
@@ -85,4 +85,50 @@ def run_sim(
             "rate_updates": sim.engine.n_rate_updates,
             "attempts": len(sim.attempts),
         },
+    )
+
+
+@dataclass
+class EpisodeResult:
+    policy: str
+    seed: int
+    metrics: dict[str, Any]
+    episode_return: float
+    steps: int
+    reward_terms: dict[str, float]
+    invalid_actions: int
+    wall_s: float
+
+
+def run_episode(env, policy, seed: int = 0, max_steps: int | None = None) -> EpisodeResult:
+    """Run one episode of ``env`` with ``policy.predict(obs, info)`` choosing every action."""
+    bind = getattr(policy, "bind", None)
+    if bind is not None:
+        bind(env)
+    t0 = time.perf_counter()
+    obs, info = env.reset(seed=seed)
+    ret, steps, invalid = 0.0, 0, 0
+    terms: dict[str, float] = {}
+    while True:
+        action = policy.predict(obs, info)
+        obs, reward, terminated, truncated, info = env.step(action)
+        ret += reward
+        steps += 1
+        invalid += int(info["invalid_action"])
+        for k, v in info["reward_terms"].items():
+            terms[k] = terms.get(k, 0.0) + v
+        if terminated or truncated or (max_steps is not None and steps >= max_steps):
+            break
+    metrics = info.get("episode_metrics")
+    if metrics is None:
+        metrics = episode_metrics(env.unwrapped.sim)
+    return EpisodeResult(
+        getattr(policy, "name", type(policy).__name__),
+        seed,
+        metrics,
+        ret,
+        steps,
+        terms,
+        invalid,
+        time.perf_counter() - t0,
     )

@@ -206,6 +206,11 @@ class ClusterView:
         """MB/s of the job's finished maps per host type (Lee §4.3 computing rate)."""
         return {k: mb / s for k, (s, mb) in job.rate_by_type.items() if s > 0}
 
+    def node_progress_rates(self) -> dict[int, float]:
+        """Per VM, the mean of (job's mean task time / task time) over its finished tasks:
+        1 is an average node, below 1 a slow one (LATE's node progress)."""
+        return {vid: tot / n for vid, (n, tot) in self._sim.node_speed.items() if n}
+
     def interactive_apps(self) -> list[InteractiveApp]:
         return self._sim.apps
 
@@ -270,7 +275,14 @@ class Simulation:
         self.fair_samples: list[tuple[float, float, float]] = []  # (dt, jain, lsap distance)
         self.lost_hosts = 0
         self.n_reexecuted = 0
+        self.n_success = 0
+        self.job_seconds = 0.0  # integral of the number of active jobs over time
+        self._js_t = 0.0
+        self.node_speed: dict[int, list] = {}
         self._draw_workload(specs)
+        self.total_maps = sum(len(j.maps) for j in self.jobs)
+        self.n_arrived = 0
+        self.n_completed = 0
         self._draw_dynamics()
         scheduler.reset(seed)
 
@@ -380,7 +392,10 @@ class Simulation:
         self._stop_now()
 
     def _all_arrived(self) -> bool:
-        return all(j.arrived_s is not None for j in self.jobs)
+        return self.n_arrived == len(self.jobs)
+
+    def n_unarrived(self) -> int:
+        return len(self.jobs) - self.n_arrived
 
     def _stop_now(self) -> None:
         ev = self._stop
@@ -452,7 +467,18 @@ class Simulation:
                 yield env.timeout(dt)
             self._arrive(job)
 
+    def job_seconds_at(self, now: float) -> float:
+        """Integral of the active-job count up to ``now`` (the JCT reward's clock)."""
+        return self.job_seconds + len(self.active) * (now - self._js_t)
+
+    def _tick_job_seconds(self) -> None:
+        now = self.env.now
+        self.job_seconds += len(self.active) * (now - self._js_t)
+        self._js_t = now
+
     def _arrive(self, job: Job) -> None:
+        self._tick_job_seconds()
+        self.n_arrived += 1
         job.arrived_s = self.env.now
         allowed = self.scheduler.place_job(job, self.view)
         job.allowed_pools = frozenset(allowed) if allowed is not None else None
@@ -604,35 +630,60 @@ class Simulation:
         )
 
     def best_map(self, job: Job, vm: VM) -> tuple[Task, int | None] | None:
+        """The job's pending map closest to ``vm`` (node, server, rack, then any); among
+        the first few of that level, the block with the fewest replicas on other idle VMs
+        (they can still get a local task elsewhere)."""
         if job.n_pending_maps == 0:
             return None
-        lst = job.pending_by_vm.get(vm.id)
-        while lst:
-            t = lst[-1]
-            if t.state == PENDING and vm in t.block.replicas:
-                return t, NODE
-            lst.pop()
         host = vm.host
-        lst = job.pending_by_host.get(host.id)
-        while lst:
-            t = lst[-1]
-            if t.state == PENDING and any(r.host is host for r in t.block.replicas):
-                return t, SERVER
-            lst.pop()
         rack = host.rack
-        lst = job.pending_by_rack.get(rack.id)
-        while lst:
-            t = lst[-1]
-            if t.state == PENDING and any(r.host.rack is rack for r in t.block.replicas):
-                return t, RACK
-            lst.pop()
-        lst = job.pending_maps
-        while lst:
-            t = lst[-1]
-            if t.state == PENDING:
-                return t, (None if t.block is None else OFF_RACK)
-            lst.pop()
+        levels = (
+            (job.pending_by_vm.get(vm.id), NODE, lambda t: vm in t.block.replicas),
+            (
+                job.pending_by_host.get(host.id),
+                SERVER,
+                lambda t: any(r.host is host for r in t.block.replicas),
+            ),
+            (
+                job.pending_by_rack.get(rack.id),
+                RACK,
+                lambda t: any(r.host.rack is rack for r in t.block.replicas),
+            ),
+            (job.pending_maps, OFF_RACK, lambda t: True),
+        )
+        for lst, level, ok in levels:
+            if not lst:
+                continue
+            while lst and not (lst[-1].state == PENDING and ok(lst[-1])):
+                lst.pop()
+            if not lst:
+                continue
+            best = self._least_contended(lst, ok, vm)
+            return best, (None if best.block is None else level)
         return None  # pragma: no cover - n_pending_maps said otherwise
+
+    def _least_contended(self, lst: list[Task], ok, vm: VM, window: int = 8) -> Task:
+        first = lst[-1]
+        if first.block is None or len(lst) == 1:
+            return first
+        best, best_n = None, 1 << 30
+        seen = 0
+        for i in range(len(lst) - 1, -1, -1):
+            t = lst[i]
+            if t.state != PENDING or not ok(t):
+                continue
+            n = 0
+            for r in t.block.replicas:
+                if r is not vm and r.free_map > 0 and r.alive:
+                    n += 1
+            if n < best_n:
+                best, best_n = t, n
+                if n == 0:
+                    break
+            seen += 1
+            if seen >= window:
+                break
+        return best
 
     def apply(self, vm: VM, d: Decision, slot_kind: str) -> Attempt:
         """Carry out a launch decision on ``vm``'s free ``slot_kind`` slot."""
@@ -688,6 +739,25 @@ class Simulation:
             )
         return self._launch(task, vm)
 
+    def has_speculation_target(self, job: Job, kind: str, vm: VM) -> bool:
+        """Cheap check: some running ``kind`` task of the job could get a backup on ``vm``."""
+        for t in job.running_set:
+            if t.kind == kind and len(t.running) == 1 and t.running[0].vm is not vm:
+                return True
+        return False
+
+    def cost_so_far(self) -> float:
+        now = self.env.now
+        spot = self.scenario.dynamics.spot
+        total = 0.0
+        for h in self.topo.hosts:
+            up = h.up_seconds + (now - h.up_since if h.alive else 0.0)
+            price = h.type.price_per_hour
+            if spot is not None and (h.type.spot or h.pool == "spot"):
+                price *= spot.price_factor
+            total += price * up / 3600.0
+        return total
+
     def speculation_target(self, job: Job, kind: str, vm: VM) -> Task | None:
         return self._speculation_target(job, kind, vm, None)
 
@@ -739,6 +809,8 @@ class Simulation:
                 job.n_pending_reduces -= 1
                 if job.ready:
                     self.n_ready_reduces -= 1
+        if task.kind == MAP and task.block is not None:
+            att.locality = Hdfs.locality(task.block, vm)
         gen = self._run_map(att) if task.kind == MAP else self._run_reduce(att)
         att.process = self.env.process(gen)
         return att
@@ -947,6 +1019,7 @@ class Simulation:
         job = task.job
         att.end_s = now
         att.outcome = "success"
+        self.n_success += 1
         self._release(att)
         for other in list(task.running):
             self._kill(other, "killed", requeue=False)
@@ -958,6 +1031,12 @@ class Simulation:
         st[1] += now - att.start_s
         st[2] += att.cpu_s
         st[3] += att.read_mb
+        # node speed score for LATE's SlowNodeThreshold: job's mean task time / this one's
+        dur = now - att.start_s
+        if dur > 0:
+            ns = self.node_speed.setdefault(vm.id, [0, 0.0])
+            ns[0] += 1
+            ns[1] += (st[1] / st[0]) / dur
         if task.kind == MAP:
             rt = job.rate_by_type.setdefault(vm.host.type.name, [0.0, 0.0])
             rt[0] += now - att.start_s
@@ -980,6 +1059,8 @@ class Simulation:
             self._request_heartbeat(vm)
 
     def _job_done(self, job: Job) -> None:
+        self._tick_job_seconds()
+        self.n_completed += 1
         job.finish_s = self.env.now
         # Tasks still queued or running were re-executions after an output loss (or
         # backup copies) that the reduces no longer need: stop them, and the earlier

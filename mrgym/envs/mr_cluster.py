@@ -1,0 +1,266 @@
+"""MRCluster-v0: the Gymnasium environment around the mrgym simulator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from mrgym.config import Scenario, load_scenario
+from mrgym.envs.actions import ActionCodec
+from mrgym.envs.observation import GLOBAL_FEATURES, JOB_FEATURES, VM_FEATURES, ObservationBuilder
+from mrgym.envs.render import render_ansi, render_rgb
+from mrgym.envs.rewards import RewardTracker, check_weights
+from mrgym.metrics import episode_metrics
+from mrgym.sim.cluster import Simulation
+from mrgym.sim.rng import Streams
+from mrgym.sim.scheduler import Decision, DecisionContext, Scheduler
+from mrgym.workloads import generate
+
+
+class _AgentProxy(Scheduler):
+    """The simulator's scheduler inside the environment: decisions come from ``step``;
+    ``place_job``/``control``/``reset`` may be delegated to a baseline (EnvPolicy)."""
+
+    name = "agent"
+
+    def __init__(self, hooks: Scheduler | None, speculation: bool):
+        self.hooks = hooks
+        self.speculates = hooks.speculates if hooks is not None else speculation
+        self.control_period_s = hooks.control_period_s if hooks is not None else None
+
+    def reset(self, seed):
+        if self.hooks is not None:
+            self.hooks.reset(seed)
+
+    def place_job(self, job, view):
+        return self.hooks.place_job(job, view) if self.hooks is not None else None
+
+    def control(self, view):
+        return self.hooks.control(view) if self.hooks is not None else []
+
+    def decide(self, ctx):  # pragma: no cover - never called: step() decides
+        raise RuntimeError("in MRCluster-v0 the agent decides through step()")
+
+
+class MRClusterEnv(gym.Env):
+    """
+    ## Description
+    A virtualized, heterogeneous Hadoop MapReduce cluster (racks, hosts, VMs, HDFS, map ->
+    shuffle -> reduce, interference, spot and failures) simulated by mrgym.  Each step is
+    one free slot of one TaskTracker heartbeat: the agent launches a task there or declines.
+    Simulated time advances between steps; the workload, block placement and task noise of
+    an episode depend only on the seed, so policies can be compared on equal terms.
+
+    ## Action Space
+    ``Discrete(3 * job_slots + 1)``.  The K = ``job_slots`` slots hold the active jobs in
+    queue order (``queue_order="arrival"`` or ``"deficit"``: furthest below weighted fair
+    share first).  For slot i: ``3i`` launch a map of that job on this VM (the simulator
+    picks the job's closest pending map: node, server, rack, then any; ties to the block
+    with the fewest replicas on other idle VMs), ``3i+1`` launch one of its reduces,
+    ``3i+2`` launch a speculative copy of its running task of the slot's kind with the
+    longest estimated time left.  ``3K`` declines the rest of this heartbeat for the slot's
+    kind (always legal).  ``action_masks()`` and ``info["action_mask"]`` give legality; a
+    masked action declines and sets ``info["invalid_action"]`` (``invalid_action="raise"``:
+    ``ValueError``).
+
+    ## Observation Space
+    ``Box(0, 1, (15 + 7 + 21 K,), float32)``, every feature normalized:
+
+    * requesting VM and host (15): slot is map / reduce, free map and reduce slot fractions,
+      VM CPU use / vCPUs, VM read and write MB/s / disk speed, co-hosted VMs' CPU / cores,
+      Dom0 CPU / cores, disk utilization, virtualized, has GPU, spot, core speed / 5,
+      evicting (spot notice received);
+    * global (7): busy map and reduce slot fractions, pending maps and ready reduces
+      (log-scaled), active jobs / K, fraction of jobs completed, time / time cap;
+    * per job slot (21, zeros when empty): valid, maps pending / running / done fractions,
+      reduces pending / running / done fractions, reduces ready (slow-start reached), best
+      locality of its pending maps on this VM (node, server, rack, off-rack one-hot), running
+      share / weighted fair share (/4), waiting time (log), GPU affinity, measured mean map
+      time (log) and CPU intensity of finished maps, size (log maps), weight / (1 + weight),
+      can speculate here, allowed on this VM's pool.
+
+    ## Rewards
+    Weighted sum (``reward_weights``, default ``{"jct": 1}``) of the terms in
+    ``info["reward_terms"]``: ``jct`` (-active jobs x dt / 100: the return is -sum JCT/100),
+    ``throughput`` (tasks completed), ``locality`` (per map launched: node 1, server 0.9,
+    rack 0.3, off-rack 0), ``fairness`` (-mean |share - fair share| x dt / 100), ``cost``
+    (-$), ``sla`` (-interactive SLA-violation seconds / 100).
+
+    ## Starting State
+    ``reset(seed=s)`` builds the scenario's cluster, draws the workload and every task's luck
+    from ``s`` and runs to the first heartbeat with a free slot and work.
+
+    ## Episode End
+    Terminated when every job of the workload has completed; truncated at the sim-time cap
+    (``max_sim_time_s`` or the scenario's ``run.max_sim_time_s``).  The last ``info`` adds
+    ``episode_metrics`` (the same dict as ``mrgym.run_sim(...).metrics``).
+
+    ## Arguments
+    ``gym.make("MRCluster-v0", config="ila72", overrides=None, job_slots=8,
+    queue_order="arrival", reward_weights=None, invalid_action="decline",
+    max_sim_time_s=None, speculation=True, render_mode=None)``; ``config`` is a bundled
+    scenario name, a YAML path, a dict or a Scenario.
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        config: str | dict | Scenario = "ila72",
+        overrides: dict | None = None,
+        job_slots: int = 8,
+        queue_order: str = "arrival",
+        reward_weights: dict[str, float] | None = None,
+        invalid_action: str = "decline",
+        max_sim_time_s: float | None = None,
+        speculation: bool = True,
+        render_mode: str | None = None,
+    ):
+        if invalid_action not in ("decline", "raise"):
+            raise ValueError(
+                f"invalid_action: must be 'decline' or 'raise', got {invalid_action!r}"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode: must be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        over = dict(overrides or {})
+        if max_sim_time_s is not None:
+            over["run.max_sim_time_s"] = max_sim_time_s
+        self.scenario = load_scenario(config, over or None)
+        self.codec = ActionCodec(job_slots, queue_order, speculation)
+        self.obs_builder = ObservationBuilder(job_slots)
+        self.weights = check_weights(reward_weights)
+        self.invalid_action = invalid_action
+        self.speculation = speculation
+        self.render_mode = render_mode
+        self.max_time = self.scenario.run.max_sim_time_s
+        self.action_space = spaces.Discrete(self.codec.n)
+        self.observation_space = spaces.Box(0.0, 1.0, (self.obs_builder.size,), dtype=np.float32)
+        self.feature_names = (
+            list(VM_FEATURES)
+            + list(GLOBAL_FEATURES)
+            + [f"job{i}.{f}" for i in range(job_slots) for f in JOB_FEATURES]
+        )
+        self._hooks: Scheduler | None = None
+        self.sim: Simulation | None = None
+        self._vm = None
+        self._kind: str | None = None
+        self._declined: set[str] = set()
+        self._slots: list = []
+        self._mask = np.zeros(self.codec.n, dtype=bool)
+
+    # -- policy support ------------------------------------------------------------------
+    def set_hooks(self, scheduler: Scheduler | None) -> None:
+        """Let a baseline's place_job/control/reset run inside the environment (EnvPolicy)."""
+        self._hooks = scheduler
+
+    def decision_context(self) -> DecisionContext:
+        """The simulator's context for the current slot (what a Scheduler would see)."""
+        if self._vm is None:
+            raise RuntimeError("no decision pending: call reset() first or the episode is over")
+        return self.sim.context(self._vm, self._kind)
+
+    def encode(self, decision: Decision) -> int:
+        """The action that expresses a Scheduler's decision for the current slot."""
+        return self.codec.encode(decision, self._slots)
+
+    def action_masks(self) -> np.ndarray:
+        return self._mask.copy()
+
+    # -- Gymnasium API -------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        ep_seed = int(self.np_random.integers(2**31 - 1)) if seed is None else int(seed)
+        specs = generate(self.scenario, Streams(ep_seed).workload)
+        proxy = _AgentProxy(self._hooks, self.speculation)
+        self.sim = Simulation(self.scenario, specs, proxy, ep_seed)
+        self.rewards = RewardTracker(self.weights)
+        self._vm = None
+        self._advance()
+        self.rewards.reset(self.sim)
+        terms = dict.fromkeys(self.weights, 0.0)
+        return self._obs(), self._info(False, terms)
+
+    def step(self, action):
+        assert self.action_space.contains(action), (
+            f"action {action!r} is outside {self.action_space}"
+        )
+        if self.sim is None:
+            raise RuntimeError("call reset() before step()")
+        if self._vm is None:
+            raise RuntimeError("the episode is over: call reset()")
+        action = int(action)
+        invalid = not self._mask[action]
+        launched = None
+        if invalid:
+            if self.invalid_action == "raise":
+                raise ValueError(
+                    f"action {action} ({self.codec.describe(action)}) is not legal for this "
+                    f"{self._kind} slot of {self._vm.name}: masked out"
+                )
+            self._declined.add(self._kind)
+        else:
+            d = self.codec.decode(action, self._slots)
+            if d.kind is None:
+                self._declined.add(self._kind)
+            else:
+                launched = self.sim.apply(self._vm, d, self._kind)
+        self.sim.n_decisions += 1
+        self._advance()
+        reward, terms = self.rewards.step(self.sim, launched)
+        terminated = bool(self.sim.finished and not self.sim.truncated)
+        truncated = bool(self.sim.truncated)
+        info = self._info(invalid, terms)
+        if terminated or truncated:
+            info["episode_metrics"] = episode_metrics(self.sim)
+        return self._obs(), reward, terminated, truncated, info
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return render_ansi(self)
+        if self.render_mode == "rgb_array":
+            return render_rgb(self)
+        return None
+
+    # -- internals -----------------------------------------------------------------------
+    def _advance(self) -> None:
+        """Move to the next free slot that needs a decision (running the simulator)."""
+        sim = self.sim
+        vm, kind = self._vm, None
+        if vm is not None:
+            kind = sim.next_slot(vm, self._declined)
+        while kind is None:
+            vm = sim.advance()
+            if vm is None:
+                self._vm, self._kind, self._slots = None, None, []
+                self._mask = self.codec.mask(sim, None, "map", [])
+                return
+            self._declined = set()
+            kind = sim.next_slot(vm, self._declined)
+        self._vm, self._kind = vm, kind
+        self._slots = self.codec.slots(sim.active_list, kind)
+        self._mask = self.codec.mask(sim, vm, kind, self._slots)
+
+    def _obs(self) -> np.ndarray:
+        return self.obs_builder.build(self.sim, self._vm, self._kind, self._slots, self.max_time)
+
+    def _info(self, invalid: bool, terms: dict[str, float]) -> dict[str, Any]:
+        sim = self.sim
+        return {
+            "sim_time": float(sim.env.now),
+            "decision_vm": -1 if self._vm is None else int(self._vm.id),
+            "slot_kind": self._kind or "",
+            "pending_tasks": int(sim.n_pending_maps + sim.n_ready_reduces),
+            "running_tasks": int(sim.n_running),
+            "jobs_completed": int(sim.n_completed),
+            "invalid_action": bool(invalid),
+            "reward_terms": terms,
+            "action_mask": self._mask.astype(np.int8),
+        }

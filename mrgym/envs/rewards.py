@@ -1,0 +1,75 @@
+"""Reward terms (DESIGN §3): a weighted sum of named terms, each reported in info.
+
+Between two decisions at sim times t0 < t1:
+
+* ``jct``        -(integral of the number of active jobs over [t0, t1]) / 100: the episode's
+                 return is -sum(JCT) / 100 (seconds), so maximizing it minimizes mean JCT;
+* ``throughput`` tasks completed in [t0, t1];
+* ``locality``   per map launched by the action: node 1, server 0.9, rack 0.3, off-rack 0
+                 (ILA §2.3: server ~ node, rack ~3x and off-rack ~4x slower);
+* ``fairness``   -(mean over active jobs of |running share - weighted fair share|) x
+                 (t1 - t0) / 100;
+* ``cost``       -$ spent on instances in [t0, t1];
+* ``sla``        -(interactive SLA-violation seconds in [t0, t1]) / 100.
+"""
+
+from __future__ import annotations
+
+from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER
+
+TERMS = ("jct", "throughput", "locality", "fairness", "cost", "sla")
+LOCALITY_VALUE = {NODE: 1.0, SERVER: 0.9, RACK: 0.3, OFF_RACK: 0.0, None: 0.0}
+TIME_SCALE = 100.0
+
+
+def check_weights(weights: dict[str, float] | None) -> dict[str, float]:
+    w = {"jct": 1.0} if weights is None else dict(weights)
+    for k in w:
+        if k not in TERMS:
+            raise ValueError(f"reward_weights.{k}: unknown term; expected one of {list(TERMS)}")
+    return {k: float(w.get(k, 0.0)) for k in TERMS}
+
+
+class RewardTracker:
+    def __init__(self, weights: dict[str, float]):
+        self.w = weights
+        self.t = 0.0
+        self.job_s = 0.0
+        self.done = 0
+        self.cost = 0.0
+        self.sla = 0.0
+
+    def reset(self, sim) -> None:
+        self.t = sim.env.now
+        self.job_s = sim.job_seconds_at(self.t)
+        self.done = sim.n_success
+        self.cost = sim.cost_so_far() if self.w["cost"] else 0.0
+        self.sla = sum(a.violation_s for a in sim.apps)
+
+    def step(self, sim, launched) -> tuple[float, dict[str, float]]:
+        """Terms since the last call; ``launched`` is the attempt the action started."""
+        now = sim.env.now
+        dt = now - self.t
+        terms = dict.fromkeys(TERMS, 0.0)
+        js = sim.job_seconds_at(now)
+        terms["jct"] = -(js - self.job_s) / TIME_SCALE
+        terms["throughput"] = float(sim.n_success - self.done)
+        if launched is not None and launched.task.kind == "map" and not launched.speculative:
+            terms["locality"] = LOCALITY_VALUE[launched.locality]
+        if self.w["fairness"] and dt > 0:
+            jobs = sim.active_list
+            run = [j.running_tasks for j in jobs]
+            tot, wsum = sum(run), sum(j.weight for j in jobs)
+            if tot and wsum:
+                dev = sum(abs(r / tot - j.weight / wsum) for r, j in zip(run, jobs)) / len(jobs)
+                terms["fairness"] = -dev * dt / TIME_SCALE
+        if self.w["cost"]:
+            c = sim.cost_so_far()
+            terms["cost"] = -(c - self.cost)
+            self.cost = c
+        sla = sum(a.violation_s for a in sim.apps)
+        terms["sla"] = -(sla - self.sla) / TIME_SCALE
+        self.sla = sla
+        self.t, self.job_s, self.done = now, js, sim.n_success
+        total = sum(self.w[k] * v for k, v in terms.items())
+        return float(total), {k: float(v) for k, v in terms.items()}
