@@ -12,6 +12,7 @@ import csv
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -92,6 +93,69 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_seeds(text: str) -> list[int]:
+    """``0-4`` -> [0..4]; ``1,3,9`` -> [1, 3, 9]; ``7`` -> [7]."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                a, b = part.split("-", 1)
+                seeds.extend(range(int(a), int(b) + 1))
+            elif part:
+                seeds.append(int(part))
+        except ValueError:
+            raise ValueError(
+                f"--seeds {text!r}: expected a range like 0-4 or a list like 1,3,9"
+            ) from None
+    if not seeds:
+        raise ValueError(f"--seeds {text!r}: no seed given")
+    return seeds
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    import baselines
+    from mrgym.config import load_scenario
+    from mrgym.evaluate import evaluate, job_jcts, markdown_table, plot, summarize, write_csv
+
+    sc = load_scenario(args.config)
+    names = (
+        baselines.available()
+        if args.schedulers == "all"
+        else [n.strip() for n in args.schedulers.split(",")]
+    )
+    for n in names:
+        baselines.make(n)  # fail early on an unknown name
+    seeds = parse_seeds(args.seeds)
+    rows = evaluate(names, [sc], seeds, progress=sys.stderr.isatty(), keep_logs=True)
+    out = Path(args.out or f"runs/compare-{sc.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(rows, out / "results.csv")
+    paths = plot(rows, out, job_jcts(rows))
+    print(f"{sc.name}, seeds {args.seeds} (mean ± std over {len(seeds)} seeds)\n")
+    print(markdown_table(summarize(rows)))
+    print(f"\nwrote {out / 'results.csv'} and {', '.join(p.name for p in paths)} to {out}/")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from mrgym.bench import bench_env, bench_sim
+
+    env = bench_env(args.config, args.steps)
+    print(
+        f"MRCluster-v0 on {args.config}: {env['env_steps_per_s']:,.0f} steps/s (random legal actions)"
+    )
+    print(f"CartPole-v1 raw:        {env['cartpole_steps_per_s']:,.0f} steps/s")
+    print(f"ratio:                  {env['ratio']:.3f}  (budget >= 0.15)")
+    if not args.skip_sim:
+        sim = bench_sim(args.sim_config)
+        print(
+            f"run_sim on {args.sim_config} (dl-sched): {sim['tasks_per_s']:,.0f} tasks/s "
+            f"({sim['tasks']} tasks in {sim['wall_s']:.1f} s; budget >= 20 000)"
+        )
+    return 0
+
+
 def cmd_scenarios(args: argparse.Namespace) -> int:
     from mrgym.config import available_scenarios, load_scenario
 
@@ -134,6 +198,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--log", metavar="CSV", help="write the task log (one row per attempt) to this file"
     )
     s.set_defaults(func=cmd_simulate)
+    c = sub.add_parser(
+        "compare", help="compare schedulers on a scenario over seeds: table, CSV, plots"
+    )
+    c.add_argument("--config", default="ila72", help="bundled scenario name or YAML path")
+    c.add_argument(
+        "--seeds", default="0-4", help="seed range or list, e.g. 0-4 or 1,3,9 (default 0-4)"
+    )
+    c.add_argument("--schedulers", default="all", help="comma-separated registered names, or all")
+    c.add_argument(
+        "--out",
+        help="output folder for results.csv and the PNG plots (default runs/compare-CONFIG)",
+    )
+    c.set_defaults(func=cmd_compare)
+    b = sub.add_parser("bench", help="environment and simulator speed (DESIGN §8 budgets)")
+    b.add_argument("--config", default="ila72", help="scenario for the env step rate")
+    b.add_argument("--steps", type=int, default=20000, help="env steps to time")
+    b.add_argument("--sim-config", default="ila2400", help="scenario for run_sim tasks/s")
+    b.add_argument("--skip-sim", action="store_true", help="skip the run_sim measurement")
+    b.set_defaults(func=cmd_bench)
     sub.add_parser("scenarios", help="list the bundled scenarios").set_defaults(func=cmd_scenarios)
     sub.add_parser("schedulers", help="list the registered schedulers").set_defaults(
         func=cmd_schedulers

@@ -29,6 +29,8 @@ class SimResult:
     task_log: list[TaskRecord]
     wall_s: float
     stats: dict[str, Any] = field(default_factory=dict)
+    jobs: list[tuple[int, str, int, float | None, float | None]] = field(default_factory=list)
+    """(job id, name, maps, arrival, finish) of every job."""
 
 
 def make_scheduler(scheduler: Scheduler | str, **params) -> Scheduler:
@@ -85,6 +87,7 @@ def run_sim(
             "rate_updates": sim.engine.n_rate_updates,
             "attempts": len(sim.attempts),
         },
+        [(j.id, j.name, len(j.maps), j.arrived_s, j.finish_s) for j in sim.jobs],
     )
 
 
