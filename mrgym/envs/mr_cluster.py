@@ -189,9 +189,11 @@ class MRClusterEnv(gym.Env):
         return self._obs(), self._info(False, terms)
 
     def step(self, action):
-        assert self.action_space.contains(action), (
-            f"action {action!r} is outside {self.action_space}"
-        )
+        # an action outside the space is a caller bug, not a masked choice (DESIGN §3)
+        assert isinstance(action, (int, np.integer)) or (
+            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
+        ), f"action {action!r} is not an integer"
+        assert 0 <= int(action) < self.codec.n, f"action {action!r} is outside {self.action_space}"
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
         if self._vm is None:
@@ -249,7 +251,9 @@ class MRClusterEnv(gym.Env):
         self._mask = self.codec.mask(sim, vm, kind, self._slots)
 
     def _obs(self) -> np.ndarray:
-        return self.obs_builder.build(self.sim, self._vm, self._kind, self._slots, self.max_time)
+        return self.obs_builder.build(
+            self.sim, self._vm, self._kind, self._slots, self.max_time, self._mask
+        )
 
     def _info(self, invalid: bool, terms: dict[str, float]) -> dict[str, Any]:
         sim = self.sim

@@ -66,7 +66,9 @@ JOB_FEATURES = (
 
 
 def _log_frac(x: float, scale: float) -> float:
-    return min(1.0, math.log1p(max(0.0, x)) / math.log1p(scale))
+    if x <= 0.0:
+        return 0.0
+    return min(1.0, math.log1p(x) / math.log1p(scale))
 
 
 class ObservationBuilder:
@@ -77,10 +79,11 @@ class ObservationBuilder:
     def zeros(self) -> np.ndarray:
         return np.zeros(self.size, dtype=np.float32)
 
-    def build(self, sim, vm, slot_kind: str, slots: list, max_time: float) -> np.ndarray:
-        out = self.zeros()
+    def build(
+        self, sim, vm, slot_kind: str, slots: list, max_time: float, mask: np.ndarray | None = None
+    ) -> np.ndarray:
         if vm is None:
-            return out
+            return self.zeros()
         view = sim.view
         host = vm.host
         vmm = view.vm_metrics(vm)
@@ -104,11 +107,20 @@ class ObservationBuilder:
             host.type.core_speed / 5.0,
             host.evicting,
         ]
-        workers = sim.topo.workers
-        map_slots = sum(w.map_slots for w in workers) or 1
-        red_slots = sum(w.reduce_slots for w in workers) or 1
-        run_m = sum(j.running_maps for j in sim.active_list)
-        run_r = sum(j.running_reduces for j in sim.active_list)
+        consts = getattr(sim, "_obs_consts", None)
+        if consts is None:  # static per episode
+            workers = sim.topo.workers
+            consts = sim._obs_consts = (
+                sum(w.map_slots for w in workers) or 1,
+                sum(w.reduce_slots for w in workers) or 1,
+            )
+        map_slots, red_slots = consts
+        run_m = run_r = 0
+        total_w = 0.0
+        for j in sim.active_list:
+            run_m += j.running_maps
+            run_r += j.running_reduces
+            total_w += j.weight
         total_maps = sim.total_maps or 1
         n_jobs = len(sim.jobs) or 1
         g = [
@@ -120,31 +132,56 @@ class ObservationBuilder:
             (n_jobs - len(sim.active_list) - sim.n_unarrived()) / n_jobs,
             sim.env.now / max_time,
         ]
-        i = len(VM_FEATURES)
-        out[:i] = v
-        out[i : i + len(g)] = g
-        i += len(g)
+        vals = v + g
         now = sim.env.now
-        total_w = sum(j.weight for j in sim.active_list) or 1.0
+        total_w = total_w or 1.0
         running_all = (run_m if slot_kind == MAP else run_r) or 0
-        for job in slots:
-            out[i : i + len(JOB_FEATURES)] = self._job(
-                sim, view, job, vm, slot_kind, now, max_time, total_w, running_all, total_maps
+        log_t = math.log1p(max_time)
+        log_m = math.log1p(total_maps)
+        log_h = math.log1p(3600.0)
+        for k, job in enumerate(slots):
+            vals += self._job(
+                sim,
+                job,
+                vm,
+                slot_kind,
+                now,
+                total_w,
+                running_all,
+                log_t,
+                log_m,
+                log_h,
+                mask[3 * k + 2] if mask is not None else False,
             )
-            i += len(JOB_FEATURES)
+        out = np.zeros(self.size, dtype=np.float32)
+        out[: len(vals)] = vals
         np.clip(out, 0.0, 1.0, out=out)
         return out
 
-    def _job(self, sim, view, job, vm, slot_kind, now, max_time, total_w, running_all, total_maps):
+    @staticmethod
+    def _job(sim, job, vm, slot_kind, now, total_w, running_all, log_t, log_m, log_h, can_spec):
+        static = job.obs_static
         nm = len(job.maps) or 1
+        if static is None:  # features fixed for the job's life
+            w = job.spec.weight
+            static = job.obs_static = (
+                (job.profile.gpu_speedup - 1.0) / 4.0,
+                math.log1p(nm) / log_m,
+                w / (1.0 + w),
+                w,
+            )
+        gpu, size, wfrac, weight = static
         nr = len(job.reduces)
-        best = sim.best_map(job, vm) if job.n_pending_maps else None
-        level = best[1] if best is not None else -1
+        level = -1
+        if job.n_pending_maps:
+            best = sim.best_map(job, vm)
+            if best is not None:
+                level = OFF_RACK if best[1] is None else best[1]
         running = job.running_maps if slot_kind == MAP else job.running_reduces
-        share = running / running_all if running_all else 0.0
-        fair = job.weight / total_w
-        st = view.job_stats(job, "map")
-        allowed = job.allowed_pools is None or sim._pool_ok(job, vm)
+        fair = weight / total_w
+        share = (running / running_all) / fair / 4.0 if running_all and fair else 0.0
+        n_done, sum_s, sum_cpu, _ = job.stats["map"]
+        wait = now - job.arrived_s
         return (
             1.0,
             job.n_pending_maps / nm,
@@ -157,14 +194,14 @@ class ObservationBuilder:
             level == NODE,
             level == SERVER,
             level == RACK,
-            level == OFF_RACK or (best is not None and level is None),
-            min(share / fair, 4.0) / 4.0 if fair else 0.0,
-            _log_frac(now - job.arrived_s, max_time),
-            min(job.profile.gpu_speedup - 1.0, 4.0) / 4.0,
-            _log_frac(st["mean_s"], 3600.0) if st else 0.0,
-            min(1.0, st["mean_cpu_s"] / st["mean_s"]) if st and st["mean_s"] > 0 else 0.0,
-            _log_frac(nm, total_maps),
-            job.weight / (1.0 + job.weight),
-            sim.has_speculation_target(job, slot_kind, vm),
-            allowed,
+            level == OFF_RACK,
+            share,
+            math.log1p(wait) / log_t if wait > 0 else 0.0,
+            gpu,
+            math.log1p(sum_s / n_done) / log_h if n_done else 0.0,
+            sum_cpu / sum_s if n_done and sum_s > 0 else 0.0,
+            size,
+            wfrac,
+            can_spec,
+            job.allowed_pools is None or sim._pool_ok(job, vm),
         )

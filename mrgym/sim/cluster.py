@@ -1329,7 +1329,9 @@ class Simulation:
         for app in pool.interactive:
             vm_cpu += app.granted
         disk = host.disk
-        io = sum(f.rate for f in disk.flows)
+        io = 0.0
+        for f in disk.flows:
+            io += f.rate
         return HostMetrics(
             vm_cpu,
             pool.dom0_demand(),
