@@ -32,7 +32,12 @@ task picks the action space cannot name (README, "Baselines in the environment")
   requesting node is not slow (its finished tasks' progress rate is not below the 25th
   percentile of nodes: SlowNodeThreshold), back up the running task with the longest
   approximate time to end, (1 - progress) / progress rate, among those whose progress rate
-  is below the 25th percentile (SlowTaskThreshold).
+  is below the 25th percentile of their job's running and finished tasks (SlowTaskThreshold;
+  per job, since rates of different applications are not comparable; finished tasks count
+  at their mean rate, so a job's last stragglers still compare with normal tasks). A
+  reduce is a candidate only once its job's maps are done (until then its copy phase waits
+  for maps, not for its node, and a backup would wait just the same). As in Hadoop
+  (SPECULATIVE_LAG), a task must have run ``min_runtime_s`` = 60 s before it is compared.
 * ``rand-sched`` — lsap §IV.D: with probability ``randomness`` a uniformly random pending
   map of the FIFO head job, else dl-sched ("if its value is 100%, the scheduling will be
   thoroughly random; if its value is 0%, rand-sched degenerates to dl-sched").
@@ -248,8 +253,13 @@ class LateScheduler(FairScheduler):
     speculates = True
 
     def __init__(
-        self, speculative_cap: float = 0.1, slow_task_pct: float = 25.0, slow_node_pct: float = 25.0
+        self,
+        speculative_cap: float = 0.1,
+        slow_task_pct: float = 25.0,
+        slow_node_pct: float = 25.0,
+        min_runtime_s: float = 60.0,
     ):
+        self.min_runtime_s = min_runtime_s
         self.speculative_cap = speculative_cap
         self.slow_task_pct = slow_task_pct
         self.slow_node_pct = slow_node_pct
@@ -276,25 +286,41 @@ class LateScheduler(FairScheduler):
             and mine < np.percentile(list(rates.values()), self.slow_node_pct)
         ):
             return DECLINE
+        # a reduce is compared only once its job's maps are all done: before that its copy
+        # phase waits for maps, not for its node
         cands = [
             a
             for a in running
             if a.task.kind == ctx.slot_kind
             and len(a.task.running) == 1
             and a.vm is not ctx.vm
-            and now > a.start_s
+            and now - a.start_s >= self.min_runtime_s
+            and (a.task.kind == MAP or a.task.job.maps_done == len(a.task.job.maps))
         ]
         if not cands:
             return DECLINE
-        prog = np.array([a.progress(now) for a in cands])
-        rate = prog / np.array([now - a.start_s for a in cands])
-        slow = np.percentile(rate, self.slow_task_pct)
-        with np.errstate(divide="ignore"):
-            left = np.where(rate > 0, (1.0 - prog) / np.maximum(rate, 1e-12), np.inf)
+        # SlowTaskThreshold: a task is slow when its progress rate is below the 25th
+        # percentile of the rates of its job's running tasks of the same kind
+        by_job: dict[int, list] = {}
+        for a in cands:
+            by_job.setdefault(a.task.job.id, []).append(a)
         best, best_left = None, -1.0
-        for a, r, lt in zip(cands, rate, left):
-            if r <= slow and lt > best_left:
-                best, best_left = a, lt
+        for atts in by_job.values():
+            job = atts[0].task.job
+            prog = np.array([a.progress(now) for a in atts])
+            rate = prog / np.array([now - a.start_s for a in atts])
+            # finished tasks progressed at 1 / duration: the threshold is taken over the
+            # job's running and finished tasks, so a job's last stragglers still compare
+            # with the tasks that finished normally
+            n_done, sum_s = job.stats[ctx.slot_kind][0], job.stats[ctx.slot_kind][1]
+            done_rate = [n_done / sum_s] * n_done if n_done and sum_s > 0 else []
+            slow = np.percentile(np.concatenate([rate, done_rate]), self.slow_task_pct)
+            for a, p, r in zip(atts, prog, rate):
+                if r > slow:
+                    continue
+                left = (1.0 - p) / r if r > 0 else np.inf
+                if left > best_left:
+                    best, best_left = a, left
         if best is None:
             return DECLINE
         return speculate(best.task.job.id, best.task.index)
@@ -310,7 +336,7 @@ class RandSchedScheduler(DlSchedScheduler):
         self.randomness = randomness
 
     def decide(self, ctx: DecisionContext) -> Decision:
-        if ctx.slot_kind == MAP and self.rng.random() < self.randomness:
+        if ctx.slot_kind == MAP and self.randomness > 0 and self.rng.random() < self.randomness:
             for job in ctx.jobs:
                 if ctx.can_launch(job, MAP):
                     return launch_map(job.id, random_pending_map(job, self.rng))

@@ -40,11 +40,13 @@ class RewardTracker:
         self.sla = 0.0
 
     def reset(self, sim) -> None:
-        self.t = sim.env.now
-        self.job_s = sim.job_seconds_at(self.t)
-        self.done = sim.n_success
-        self.cost = sim.cost_so_far() if self.w["cost"] else 0.0
-        self.sla = sum(a.violation_s for a in sim.apps)
+        """Count from time 0, so whatever accrued before the first decision lands in the
+        first step's reward and the return covers the whole episode."""
+        self.t = 0.0
+        self.job_s = 0.0
+        self.done = 0
+        self.cost = 0.0
+        self.sla = 0.0
 
     def step(self, sim, launched) -> tuple[float, dict[str, float]]:
         """Terms since the last call; ``launched`` is the attempt the action started."""
