@@ -135,73 +135,61 @@ class ObservationBuilder:
         vals = v + g
         now = sim.env.now
         total_w = total_w or 1.0
-        running_all = (run_m if slot_kind == MAP else run_r) or 0
+        is_map = slot_kind == MAP
+        running_all = (run_m if is_map else run_r) or 0
         log_t = math.log1p(max_time)
         log_m = math.log1p(total_maps)
         log_h = math.log1p(3600.0)
+        inv_fair = 1.0 / total_w
         for k, job in enumerate(slots):
-            vals += self._job(
-                sim,
-                job,
-                vm,
-                slot_kind,
-                now,
-                total_w,
-                running_all,
-                log_t,
-                log_m,
-                log_h,
+            static = job.obs_static
+            if static is None:  # features fixed for the job's life
+                nm = len(job.maps) or 1
+                nr = len(job.reduces)
+                w = job.spec.weight
+                static = job.obs_static = (
+                    1.0 / nm,
+                    1.0 / nr if nr else 0.0,
+                    nr,
+                    (job.profile.gpu_speedup - 1.0) / 4.0,
+                    math.log1p(nm) / log_m,
+                    w / (1.0 + w),
+                    w,
+                )
+            inm, inr, nr, gpu, size, wfrac, weight = static
+            level = -1
+            if job.n_pending_maps:
+                best = sim.best_map(job, vm, pick=False)
+                if best is not None:
+                    level = OFF_RACK if best[1] is None else best[1]
+            running = job.running_maps if is_map else job.running_reduces
+            fair = weight * inv_fair
+            n_done, sum_s, sum_cpu, _ = job.stats["map"]
+            wait = now - job.arrived_s
+            vals += (
+                1.0,
+                job.n_pending_maps * inm,
+                job.running_maps * inm,
+                job.maps_done * inm,
+                job.n_pending_reduces * inr,
+                job.running_reduces * inr,
+                job.reduces_done * inr if nr else 1.0,
+                job.ready,
+                level == NODE,
+                level == SERVER,
+                level == RACK,
+                level == OFF_RACK,
+                (running / running_all) / fair * 0.25 if running_all else 0.0,
+                math.log1p(wait) / log_t if wait > 0 else 0.0,
+                gpu,
+                math.log1p(sum_s / n_done) / log_h if n_done else 0.0,
+                sum_cpu / sum_s if n_done and sum_s > 0 else 0.0,
+                size,
+                wfrac,
                 mask[3 * k + 2] if mask is not None else False,
+                job.allowed_pools is None or sim._pool_ok(job, vm),
             )
         out = np.zeros(self.size, dtype=np.float32)
         out[: len(vals)] = vals
         np.clip(out, 0.0, 1.0, out=out)
         return out
-
-    @staticmethod
-    def _job(sim, job, vm, slot_kind, now, total_w, running_all, log_t, log_m, log_h, can_spec):
-        static = job.obs_static
-        nm = len(job.maps) or 1
-        if static is None:  # features fixed for the job's life
-            w = job.spec.weight
-            static = job.obs_static = (
-                (job.profile.gpu_speedup - 1.0) / 4.0,
-                math.log1p(nm) / log_m,
-                w / (1.0 + w),
-                w,
-            )
-        gpu, size, wfrac, weight = static
-        nr = len(job.reduces)
-        level = -1
-        if job.n_pending_maps:
-            best = sim.best_map(job, vm)
-            if best is not None:
-                level = OFF_RACK if best[1] is None else best[1]
-        running = job.running_maps if slot_kind == MAP else job.running_reduces
-        fair = weight / total_w
-        share = (running / running_all) / fair / 4.0 if running_all and fair else 0.0
-        n_done, sum_s, sum_cpu, _ = job.stats["map"]
-        wait = now - job.arrived_s
-        return (
-            1.0,
-            job.n_pending_maps / nm,
-            job.running_maps / nm,
-            job.maps_done / nm,
-            job.n_pending_reduces / nr if nr else 0.0,
-            job.running_reduces / nr if nr else 0.0,
-            job.reduces_done / nr if nr else 1.0,
-            job.ready,
-            level == NODE,
-            level == SERVER,
-            level == RACK,
-            level == OFF_RACK,
-            share,
-            math.log1p(wait) / log_t if wait > 0 else 0.0,
-            gpu,
-            math.log1p(sum_s / n_done) / log_h if n_done else 0.0,
-            sum_cpu / sum_s if n_done and sum_s > 0 else 0.0,
-            size,
-            wfrac,
-            can_spec,
-            job.allowed_pools is None or sim._pool_ok(job, vm),
-        )

@@ -629,10 +629,11 @@ class Simulation:
             or ("virtual" in pools and h.virtualized)
         )
 
-    def best_map(self, job: Job, vm: VM) -> tuple[Task, int | None] | None:
+    def best_map(self, job: Job, vm: VM, pick: bool = True) -> tuple[Task, int | None] | None:
         """The job's pending map closest to ``vm`` (node, server, rack, then any); among
         the first few of that level, the block with the fewest replicas on other idle VMs
-        (they can still get a local task elsewhere)."""
+        (they can still get a local task elsewhere).  ``pick=False`` only finds the level
+        (the first task of it is returned)."""
         if job.n_pending_maps == 0:
             return None
         host = vm.host
@@ -658,7 +659,7 @@ class Simulation:
                 lst.pop()
             if not lst:
                 continue
-            best = self._least_contended(lst, ok, vm)
+            best = self._least_contended(lst, ok, vm) if pick else lst[-1]
             return best, (None if best.block is None else level)
         return None  # pragma: no cover - n_pending_maps said otherwise
 
