@@ -197,3 +197,18 @@ def test_bad_arguments_name_the_key():
         MRClusterEnv(config="lee-gpu", reward_weights={"speed": 1})
     with pytest.raises(ValueError, match="invalid_action: must be"):
         MRClusterEnv(config="lee-gpu", invalid_action="ignore")
+
+
+def test_sb3_model_runs_through_the_same_harness():
+    from sb3_contrib import MaskablePPO
+
+    env = gym.make("MRCluster-v0", config="lee-gpu")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu")
+    model.learn(64)
+    policy = mrgym.ModelPolicy(model, name="maskable-ppo")
+    r = mrgym.run_episode(env, policy, seed=0)
+    assert r.invalid_actions == 0  # the mask is honoured
+    assert r.metrics["jobs_completed"] == r.metrics["jobs_submitted"]
+    rows = mrgym.evaluate([lambda e: mrgym.ModelPolicy(model, name="maskable-ppo"), "fifo"], ["lee-gpu"], [0, 1])
+    assert [row["policy"] for row in rows] == ["maskable-ppo", "maskable-ppo", "fifo", "fifo"]
+    assert all(row["jobs_completed"] == row["jobs_submitted"] for row in rows)
