@@ -197,8 +197,24 @@ def test_cli_simulate_prints_table_and_json():
 
 
 def test_cli_compare_writes_table_csv_and_plots(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "mrgym.cli", "compare", "--config", "lee-gpu", "--seeds", "0-1",
-                        "--schedulers", "fifo,fair", "--out", str(tmp_path)], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mrgym.cli",
+            "compare",
+            "--config",
+            "lee-gpu",
+            "--seeds",
+            "0-1",
+            "--schedulers",
+            "fifo,fair",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("| ")]
     assert lines[0].startswith("| policy | mean JCT (s)") and len(lines) == 3  # header + 2 policies
@@ -212,8 +228,15 @@ def test_cli_compare_writes_table_csv_and_plots(tmp_path):
 
 
 def test_cli_compare_rejects_bad_input():
-    r = subprocess.run([sys.executable, "-m", "mrgym.cli", "compare", "--schedulers", "fifo,nope"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "mrgym.cli", "compare", "--schedulers", "fifo,nope"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "unknown scheduler 'nope'" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "mrgym.cli", "compare", "--seeds", "a-b"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "mrgym.cli", "compare", "--seeds", "a-b"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "--seeds 'a-b'" in r.stderr

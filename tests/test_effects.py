@@ -43,24 +43,30 @@ def test_locality_levels_match_ila_fig3():
     assert off > rack
 
 
-def _cpu_probe(bg: int) -> float:
-    jobs = [{"name": "probe", "profile": "kmeans", "maps": 1, "reduces": 0, "submit_s": 5.0}]
+def _probe(probe: str, background: str, bg: int, bg_mb: float) -> float:
+    """Map time of a one-map ``probe`` job on VM 0 while ``bg`` long maps of ``background``
+    (``bg_mb`` each) run on the 7 co-hosted VMs of one 10-core Xen host."""
+    jobs = [{"name": "probe", "profile": probe, "maps": 1, "reduces": 0, "submit_s": 5.0}]
     pins = {0: {0}}
     if bg:
         jobs.insert(
             0,
             {
                 "name": "bg",
-                "profile": "piest",
+                "profile": background,
                 "maps": bg,
                 "reduces": 0,
-                "input_mb": bg * 2000,
+                "input_mb": bg * bg_mb,
                 "submit_s": 0.0,
             },
         )
         pins = {0: set(range(1, 8)), 1: {0}}
     sc = scenario(cluster([{"count": 1, "type": "xen-12core", "vms_per_host": 8}]), jobs)
     return _map_time(sc, Pinned(pins=pins), job=1 if bg else 0)
+
+
+def _cpu_probe(bg: int) -> float:
+    return _probe("kmeans", "piest", bg, 2000)
 
 
 def test_cpu_interference_starts_when_demand_exceeds_cores():
@@ -75,23 +81,7 @@ def test_cpu_interference_starts_when_demand_exceeds_cores():
 
 
 def _io_probe(bg: int) -> float:
-    jobs = [{"name": "probe", "profile": "sort", "maps": 1, "reduces": 0, "submit_s": 5.0}]
-    pins = {0: {0}}
-    if bg:
-        jobs.insert(
-            0,
-            {
-                "name": "bg",
-                "profile": "grep",
-                "maps": bg,
-                "reduces": 0,
-                "input_mb": bg * 20000,
-                "submit_s": 0.0,
-            },
-        )
-        pins = {0: set(range(1, 8)), 1: {0}}
-    sc = scenario(cluster([{"count": 1, "type": "xen-12core", "vms_per_host": 8}]), jobs)
-    return _map_time(sc, Pinned(pins=pins), job=1 if bg else 0)
+    return _probe("sort", "grep", bg, 20000)
 
 
 def test_io_interference_grows_exponentially():

@@ -209,6 +209,8 @@ def test_sb3_model_runs_through_the_same_harness():
     r = mrgym.run_episode(env, policy, seed=0)
     assert r.invalid_actions == 0  # the mask is honoured
     assert r.metrics["jobs_completed"] == r.metrics["jobs_submitted"]
-    rows = mrgym.evaluate([lambda e: mrgym.ModelPolicy(model, name="maskable-ppo"), "fifo"], ["lee-gpu"], [0, 1])
+    rows = mrgym.evaluate(
+        [lambda e: mrgym.ModelPolicy(model, name="maskable-ppo"), "fifo"], ["lee-gpu"], [0, 1]
+    )
     assert [row["policy"] for row in rows] == ["maskable-ppo", "maskable-ppo", "fifo", "fifo"]
     assert all(row["jobs_completed"] == row["jobs_submitted"] for row in rows)
