@@ -221,7 +221,8 @@ def test_cli_compare_writes_table_csv_and_plots(tmp_path):
     assert lines[1].startswith("| fifo |") and " ± " in lines[1]
     import csv
 
-    rows = list(csv.DictReader(open(tmp_path / "results.csv")))
+    with open(tmp_path / "results.csv") as fh:
+        rows = list(csv.DictReader(fh))
     assert len(rows) == 4 and {r["policy"] for r in rows} == {"fifo", "fair"}
     for png in ("jct_cdf.png", "locality.png", "throughput_fairness.png"):
         assert (tmp_path / png).stat().st_size > 1000
