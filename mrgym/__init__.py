@@ -6,18 +6,14 @@
 import gymnasium
 
 from mrgym.config import Scenario, ScenarioError, available_scenarios, load_scenario
+
+# the harness function shadows its module name on purpose: ``mrgym.evaluate(...)``
+from mrgym.evaluate import evaluate  # noqa: I001
 from mrgym.policy import EnvPolicy, ModelPolicy
 from mrgym.runner import EpisodeResult, SimResult, run_episode, run_sim
 
 if "MRCluster-v0" not in gymnasium.registry:
     gymnasium.register(id="MRCluster-v0", entry_point="mrgym.envs.mr_cluster:MRClusterEnv")
-
-
-def evaluate(*args, **kwargs):
-    """``mrgym.evaluate(policies, scenarios, seeds)``: see :func:`mrgym.evaluate.evaluate`."""
-    from mrgym.evaluate import evaluate as _evaluate
-
-    return _evaluate(*args, **kwargs)
 
 
 __all__ = [

@@ -119,15 +119,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from mrgym.evaluate import evaluate, job_jcts, markdown_table, plot, summarize, write_csv
 
     sc = load_scenario(args.config)
-    names = (
-        baselines.available()
-        if args.schedulers == "all"
-        else [n.strip() for n in args.schedulers.split(",")]
-    )
+    if args.schedulers == "none":
+        names = []
+    elif args.schedulers == "all":
+        names = baselines.available()
+    else:
+        names = [n.strip() for n in args.schedulers.split(",")]
     for n in names:
         baselines.make(n)  # fail early on an unknown name
+    policies: list = list(names)
+    if args.models:
+        from agents.train import ModelFactory
+
+        policies += [ModelFactory(m) for m in args.models.split(",")]
     seeds = parse_seeds(args.seeds)
-    rows = evaluate(names, [sc], seeds, progress=sys.stderr.isatty(), keep_logs=True)
+    rows = evaluate(policies, [sc], seeds, progress=sys.stderr.isatty(), keep_logs=True)
+    if args.tensorboard:
+        write_tensorboard(rows, args.tensorboard)
     out = Path(args.out or f"runs/compare-{sc.name}")
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "results.csv")
@@ -135,6 +143,58 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"{sc.name}, seeds {args.seeds} (mean ± std over {len(seeds)} seeds)\n")
     print(markdown_table(summarize(rows)))
     print(f"\nwrote {out / 'results.csv'} and {', '.join(p.name for p in paths)} to {out}/")
+    return 0
+
+
+def write_tensorboard(rows, logdir: str) -> None:
+    """The same ``mr/`` tags the training callback writes, one run folder per policy, one
+    step per seed, so baselines and agents sit side by side in one TensorBoard."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.callbacks import EPISODE_TAGS
+
+    writers: dict = {}
+    for r in rows:
+        w = writers.get(r["policy"])
+        if w is None:
+            name = r["policy"].replace(":", "_")
+            w = writers[r["policy"]] = SummaryWriter(str(Path(logdir) / f"baseline-{name}"))
+        for key, tag in EPISODE_TAGS.items():
+            if r.get(key) is not None:
+                w.add_scalar(f"mr/{tag}", float(r[key]), r["seed"])
+        for level in ("node", "server", "rack", "off_rack"):
+            w.add_scalar(f"mr/locality_{level}", float(r[f"map_locality.{level}"]), r["seed"])
+    for w in writers.values():
+        w.close()
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from agents.config import load_train_config
+    from agents.train import train
+
+    cfg = load_train_config(args.config)
+    run = train(
+        cfg, steps=args.steps, logdir=args.logdir, resume=args.resume, progress=sys.stderr.isatty()
+    )
+    print(
+        f"model: {run / 'model.zip'}\nconfig: {run / 'config.yaml'}\n"
+        f"tensorboard --logdir {run / 'tb'}"
+    )
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from agents.train import ModelFactory
+    from mrgym.config import load_scenario
+    from mrgym.evaluate import evaluate, markdown_table, summarize, write_csv
+
+    sc = load_scenario(args.config)
+    rows = evaluate(
+        [ModelFactory(args.model)], [sc], parse_seeds(args.seeds), progress=sys.stderr.isatty()
+    )
+    print(markdown_table(summarize(rows)))
+    if args.csv:
+        write_csv(rows, args.csv)
     return 0
 
 
@@ -205,10 +265,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--seeds", default="0-4", help="seed range or list, e.g. 0-4 or 1,3,9 (default 0-4)"
     )
-    c.add_argument("--schedulers", default="all", help="comma-separated registered names, or all")
+    c.add_argument(
+        "--schedulers", default="all", help="comma-separated registered names, all, or none"
+    )
     c.add_argument(
         "--out",
         help="output folder for results.csv and the PNG plots (default runs/compare-CONFIG)",
+    )
+    c.add_argument("--models", help="comma-separated saved models (model.zip, config.yaml beside)")
+    c.add_argument(
+        "--tensorboard", metavar="DIR", help="also write every policy's mr/ tags under DIR"
     )
     c.set_defaults(func=cmd_compare)
     b = sub.add_parser("bench", help="environment and simulator speed (DESIGN §8 budgets)")
@@ -217,6 +283,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sim-config", default="ila2400", help="scenario for run_sim tasks/s")
     b.add_argument("--skip-sim", action="store_true", help="skip the run_sim measurement")
     b.set_defaults(func=cmd_bench)
+    t = sub.add_parser("train", help="train an SB3 agent from a YAML config")
+    t.add_argument("--config", required=True, help="e.g. configs/train/maskable_ppo_ila72.yaml")
+    t.add_argument("--steps", type=int, help="total environment steps (default: the config's)")
+    t.add_argument("--logdir", default="runs", help="folder for run folders (default runs/)")
+    t.add_argument("--resume", help="checkpoint .zip to continue from (its step count carries on)")
+    t.set_defaults(func=cmd_train)
+    e = sub.add_parser("evaluate", help="evaluate a saved model through the comparison harness")
+    e.add_argument("--model", required=True, help="model.zip (its config.yaml beside it)")
+    e.add_argument("--config", default="ila72", help="scenario")
+    e.add_argument("--seeds", default="100-109", help="held-out seeds (default 100-109)")
+    e.add_argument("--csv", help="also write the per-seed rows to this CSV")
+    e.set_defaults(func=cmd_evaluate)
     sub.add_parser("scenarios", help="list the bundled scenarios").set_defaults(func=cmd_scenarios)
     sub.add_parser("schedulers", help="list the registered schedulers").set_defaults(
         func=cmd_schedulers

@@ -84,7 +84,9 @@ def _run_one(pol, sc, seed: int, env_kwargs: dict):
     if callable(pol) and not hasattr(pol, "decide") and not isinstance(pol, str):
         import gymnasium as gym
 
-        env = gym.make("MRCluster-v0", config=sc, **env_kwargs)
+        kw = dict(env_kwargs)
+        kw.update(getattr(pol, "env_kwargs", {}))  # a saved model brings its own settings
+        env = gym.make("MRCluster-v0", config=sc, **kw)
         policy = pol(env)
         r = run_episode(env, policy, seed)
         jobs = [

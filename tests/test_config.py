@@ -41,7 +41,7 @@ def test_bundled_yaml_keys_are_commented():
     from mrgym.config import CONFIG_DIR
 
     keyval = re.compile(r"^\s*(- )?[\w.-]+:\s*[^\s#>]")
-    for path in CONFIG_DIR.glob("*.yaml"):
+    for path in sorted(CONFIG_DIR.rglob("*.yaml")):
         in_description = False
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if line.startswith("description:"):

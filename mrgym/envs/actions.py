@@ -8,7 +8,7 @@ from mrgym.sim.jobs import Job
 from mrgym.sim.scheduler import DECLINE, MAP, REDUCE, SPECULATE, Decision
 
 KINDS = (MAP, REDUCE, SPECULATE)
-QUEUE_ORDERS = ("arrival", "deficit")
+QUEUE_ORDERS = ("arrival", "deficit", "remaining")
 
 
 class ActionCodec:
@@ -24,10 +24,15 @@ class ActionCodec:
         self.decline = 3 * job_slots
 
     def slots(self, jobs: list[Job], slot_kind: str) -> list[Job]:
-        """The jobs behind the K slots: arrival order, or furthest below fair share first."""
+        """The jobs behind the K slots: arrival order, furthest below fair share first, or
+        fewest remaining tasks first (pending + running, as shortest-remaining-first)."""
         if self.queue_order == "deficit":
             attr = "running_maps" if slot_kind == MAP else "running_reduces"
             jobs = sorted(jobs, key=lambda j: getattr(j, attr) / j.weight)
+        elif self.queue_order == "remaining":
+            jobs = sorted(
+                jobs, key=lambda j: len(j.maps) - j.maps_done + len(j.reduces) - j.reduces_done
+            )
         return jobs[: self.k]
 
     def mask(self, sim, vm, slot_kind: str, slots: list[Job]) -> np.ndarray:

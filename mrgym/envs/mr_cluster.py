@@ -56,8 +56,8 @@ class MRClusterEnv(gym.Env):
 
     ## Action Space
     ``Discrete(3 * job_slots + 1)``.  The K = ``job_slots`` slots hold the active jobs in
-    queue order (``queue_order="arrival"`` or ``"deficit"``: furthest below weighted fair
-    share first).  For slot i: ``3i`` launch a map of that job on this VM (the simulator
+    queue order (``queue_order="arrival"``, ``"deficit"``: furthest below weighted fair
+    share first, or ``"remaining"``: fewest unfinished tasks first).  For slot i: ``3i`` launch a map of that job on this VM (the simulator
     picks the job's closest pending map: node, server, rack, then any; ties to the block
     with the fewest replicas on other idle VMs), ``3i+1`` launch one of its reduces,
     ``3i+2`` launch a speculative copy of its running task of the slot's kind with the

@@ -1,0 +1,139 @@
+"""TensorBoard callbacks: DESIGN §5 metrics of finished episodes under ``mr/``, held-out
+masked evaluation under ``mr_eval/``, the hyperparameters as a text table, a progress bar."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+# metric -> tag (DESIGN §5 names, flattened)
+EPISODE_TAGS = {
+    "mean_jct_s": "mean_jct",
+    "p95_jct_s": "p95_jct",
+    "makespan_s": "makespan",
+    "throughput_jobs_per_h": "throughput",
+    "fairness_jain": "fairness",
+    "slot_utilization": "utilization",
+    "cost_usd": "cost",
+    "sla_violation_s": "sla_violation",
+    "jobs_completed": "jobs_completed",
+}
+
+
+def metric_scalars(metrics: dict[str, Any]) -> dict[str, float]:
+    """The ``mr/`` scalars of one episode's metrics."""
+    out = {tag: float(metrics[k]) for k, tag in EPISODE_TAGS.items()}
+    for level, frac in metrics["map_locality"].items():
+        out[f"locality_{level}"] = float(frac)
+    return out
+
+
+class MRMetricsCallback(BaseCallback):
+    """Logs every finished training episode's metrics and reward terms under ``mr/``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._terms: list[dict[str, float]] = []
+
+    def _on_training_start(self) -> None:
+        self._terms = [{} for _ in range(self.training_env.num_envs)]
+
+    def _on_step(self) -> bool:
+        infos = self.locals.get("infos", [])
+        for i, info in enumerate(infos):
+            acc = self._terms[i]
+            for k, v in info.get("reward_terms", {}).items():
+                acc[k] = acc.get(k, 0.0) + v
+            m = info.get("episode_metrics")
+            if m is not None:
+                for tag, v in metric_scalars(m).items():
+                    if not np.isnan(v):
+                        self.logger.record_mean(f"mr/{tag}", v)
+                for k, v in acc.items():
+                    self.logger.record_mean(f"mr/reward_{k}", v)
+                self._terms[i] = {}
+        return True
+
+
+class HeldOutEvalCallback(BaseCallback):
+    """Every ``every_steps``, run masked evaluation episodes on fixed held-out seeds through
+    the same loop as the baselines (``mrgym.run_episode`` + ``ModelPolicy``)."""
+
+    def __init__(self, make_env, seeds: list[int], every_steps: int):
+        super().__init__()
+        self.make_env = make_env
+        self.seeds = seeds
+        self.every = every_steps
+        self._next = every_steps
+        self.history: list[tuple[int, float]] = []
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next:
+            self._next += self.every
+            self.evaluate()
+        return True
+
+    def _on_training_end(self) -> None:
+        self.evaluate()
+
+    def evaluate(self) -> float:
+        import mrgym
+
+        env = self.make_env()
+        rows = []
+        for s in self.seeds:
+            r = mrgym.run_episode(env, mrgym.ModelPolicy(self.model), seed=s)
+            rows.append(metric_scalars(r.metrics))
+        env.close()
+        for tag in rows[0]:
+            vals = [r[tag] for r in rows if not np.isnan(r[tag])]
+            if vals:
+                self.logger.record(f"mr_eval/{tag}", float(np.mean(vals)))
+        jct = float(np.mean([r["mean_jct"] for r in rows]))
+        self.history.append((self.num_timesteps, jct))
+        self.logger.dump(self.num_timesteps)
+        return jct
+
+
+class HParamsTextCallback(BaseCallback):
+    """Writes the run's configuration as a markdown table (TensorBoard TEXT tab)."""
+
+    def __init__(self, table: dict[str, Any]):
+        super().__init__()
+        self.table = table
+
+    def _on_training_start(self) -> None:
+        from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+        text = "|key|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in self.table.items())
+        for fmt in self.logger.output_formats:
+            if isinstance(fmt, TensorBoardOutputFormat):
+                fmt.writer.add_text("hyperparameters", text, 0)
+                fmt.writer.flush()
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class TqdmCallback(BaseCallback):
+    def __init__(self, total: int, initial: int = 0):
+        super().__init__()
+        self.total = total
+        self.initial = initial
+        self.bar = None
+
+    def _on_training_start(self) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(
+            total=self.total, initial=self.initial, unit="step", desc="train", dynamic_ncols=True
+        )
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.model.num_timesteps - self.bar.n)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.close()

@@ -1,0 +1,62 @@
+"""Training configuration: one typed, validated YAML per run (``configs/train/*.yaml``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
+
+
+class TrainConfigError(ValueError):
+    pass
+
+
+class EnvConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    scenario: str = "ila72"
+    overrides: dict[str, Any] | None = None
+    job_slots: int = Field(8, ge=1)
+    queue_order: Literal["arrival", "deficit", "remaining"] = "arrival"
+    reward_weights: dict[str, float] = {"jct": 1.0}
+    speculation: bool = True
+    max_sim_time_s: float | None = Field(None, gt=0)
+
+
+class EvalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seeds: list[int] = [1000, 1001, 1002]
+    every_steps: int = Field(50_000, ge=1)
+
+
+class TrainConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = "run"
+    algorithm: Literal["maskable_ppo", "ppo", "a2c", "dqn"] = "maskable_ppo"
+    env: EnvConfig = EnvConfig()
+    n_envs: int = Field(2, ge=1)
+    seed: int = 0
+    total_steps: int = Field(200_000, ge=1)
+    policy: str = "MlpPolicy"
+    hyperparameters: dict[str, Any] = {}
+    checkpoint_every_steps: int = Field(50_000, ge=1)
+    eval: EvalConfig = EvalConfig()
+
+
+def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    p = Path(path)
+    if not p.exists():
+        raise TrainConfigError(f"training config {str(path)!r} does not exist")
+    data = yaml.safe_load(p.read_text()) or {}
+    data.setdefault("name", p.stem)
+    data.update(overrides or {})
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(str(x) for x in err["loc"])
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        raise TrainConfigError(f"{p.name}: {key}: {msg}, got {err.get('input')!r}") from None
