@@ -61,8 +61,9 @@ class HeldOutEvalCallback(BaseCallback):
     """Every ``every_steps``, run masked evaluation episodes on fixed held-out seeds through
     the same loop as the baselines (``mrgym.run_episode`` + ``ModelPolicy``)."""
 
-    def __init__(self, make_env, seeds: list[int], every_steps: int):
+    def __init__(self, make_env, seeds: list[int], every_steps: int, max_steps: int = 200_000):
         super().__init__()
+        self.max_steps = max_steps
         self.make_env = make_env
         self.seeds = seeds
         self.every = every_steps
@@ -84,7 +85,10 @@ class HeldOutEvalCallback(BaseCallback):
         env = self.make_env()
         rows = []
         for s in self.seeds:
-            r = mrgym.run_episode(env, mrgym.ModelPolicy(self.model), seed=s)
+            # a step cap guards against a deterministic policy that idles for ever
+            r = mrgym.run_episode(
+                env, mrgym.ModelPolicy(self.model), seed=s, max_steps=self.max_steps
+            )
             rows.append(metric_scalars(r.metrics))
         env.close()
         for tag in rows[0]:

@@ -23,6 +23,7 @@ class EnvConfig(BaseModel):
     queue_order: Literal["arrival", "deficit", "remaining"] = "arrival"
     reward_weights: dict[str, float] = {"jct": 1.0}
     speculation: bool = True
+    work_conserving: bool = False
     max_sim_time_s: float | None = Field(None, gt=0)
 
 

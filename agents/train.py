@@ -45,6 +45,7 @@ def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
         "queue_order": e.queue_order,
         "reward_weights": e.reward_weights,
         "speculation": e.speculation,
+        "work_conserving": e.work_conserving,
     }
     if e.max_sim_time_s is not None:
         kw["max_sim_time_s"] = e.max_sim_time_s

@@ -214,3 +214,18 @@ def test_sb3_model_runs_through_the_same_harness():
     )
     assert [row["policy"] for row in rows] == ["maskable-ppo", "maskable-ppo", "fifo", "fifo"]
     assert all(row["jobs_completed"] == row["jobs_submitted"] for row in rows)
+
+
+def test_work_conserving_masks_decline_only_when_a_launch_is_legal():
+    env = gym.make("MRCluster-v0", config="lee-gpu", work_conserving=True)
+    obs, info = env.reset(seed=0)
+    steps = 0
+    while True:
+        mask = info["action_mask"].astype(bool)
+        assert mask.any()
+        assert mask[-1] == (not mask[:-1].any())
+        obs, r, term, trunc, info = env.step(int(np.flatnonzero(mask)[0]))
+        steps += 1
+        if term or trunc:
+            break
+    assert info["episode_metrics"]["jobs_completed"] == 2

@@ -12,7 +12,9 @@ QUEUE_ORDERS = ("arrival", "deficit", "remaining")
 
 
 class ActionCodec:
-    def __init__(self, job_slots: int, queue_order: str, speculation: bool):
+    def __init__(
+        self, job_slots: int, queue_order: str, speculation: bool, work_conserving: bool = False
+    ):
         if job_slots < 1:
             raise ValueError(f"job_slots: must be >= 1, got {job_slots}")
         if queue_order not in QUEUE_ORDERS:
@@ -20,6 +22,7 @@ class ActionCodec:
         self.k = job_slots
         self.queue_order = queue_order
         self.speculation = speculation
+        self.work_conserving = work_conserving
         self.n = 3 * job_slots + 1
         self.decline = 3 * job_slots
 
@@ -49,6 +52,8 @@ class ActionCodec:
                 m[3 * i + 1] = job.ready and job.n_pending_reduces > 0
             if self.speculation:
                 m[3 * i + 2] = sim.has_speculation_target(job, slot_kind, vm)
+        if self.work_conserving and m[: self.decline].any():
+            m[self.decline] = False  # a launch is possible: no idling
         return m
 
     def decode(self, action: int, slots: list[Job]) -> Decision:

@@ -62,7 +62,8 @@ class MRClusterEnv(gym.Env):
     with the fewest replicas on other idle VMs), ``3i+1`` launch one of its reduces,
     ``3i+2`` launch a speculative copy of its running task of the slot's kind with the
     longest estimated time left.  ``3K`` declines the rest of this heartbeat for the slot's
-    kind (always legal).  ``action_masks()`` and ``info["action_mask"]`` give legality; a
+    kind (always legal, unless ``work_conserving=True``, which masks it whenever a launch is
+    legal so that an agent cannot idle a slot that has work).  ``action_masks()`` and ``info["action_mask"]`` give legality; a
     masked action declines and sets ``info["invalid_action"]`` (``invalid_action="raise"``:
     ``ValueError``).
 
@@ -101,7 +102,7 @@ class MRClusterEnv(gym.Env):
     ## Arguments
     ``gym.make("MRCluster-v0", config="ila72", overrides=None, job_slots=8,
     queue_order="arrival", reward_weights=None, invalid_action="decline",
-    max_sim_time_s=None, speculation=True, render_mode=None)``; ``config`` is a bundled
+    max_sim_time_s=None, speculation=True, work_conserving=False, render_mode=None)``; ``config`` is a bundled
     scenario name, a YAML path, a dict or a Scenario.
 
     ## Version History
@@ -120,6 +121,7 @@ class MRClusterEnv(gym.Env):
         invalid_action: str = "decline",
         max_sim_time_s: float | None = None,
         speculation: bool = True,
+        work_conserving: bool = False,
         render_mode: str | None = None,
     ):
         if invalid_action not in ("decline", "raise"):
@@ -134,7 +136,7 @@ class MRClusterEnv(gym.Env):
         if max_sim_time_s is not None:
             over["run.max_sim_time_s"] = max_sim_time_s
         self.scenario = load_scenario(config, over or None)
-        self.codec = ActionCodec(job_slots, queue_order, speculation)
+        self.codec = ActionCodec(job_slots, queue_order, speculation, work_conserving)
         self.obs_builder = ObservationBuilder(job_slots)
         self.weights = check_weights(reward_weights)
         self.invalid_action = invalid_action
