@@ -1,16 +1,18 @@
 """The simulator: job arrivals, heartbeats, the task lifecycle, spot evictions and failures,
 interactive VMs and monitoring.
 
-One SimPy process per real-world actor: the job submitter, each TaskTracker's heartbeat
-loop, each task attempt ("read the block, compute, write the output"; "shuffle, compute,
-write to HDFS"), each spot host's eviction, each host's failures, each interactive VM's
-load, the scheduler's control loop and the metric sampler.
+One SimPy process per real-world actor: the job submitter, the heartbeat dispatcher, each
+task attempt ("read the block, compute, write the output"; "shuffle, compute, write to
+HDFS"), each spot host's eviction, each host's failures, each interactive VM's load, the
+scheduler's control loop and the metric sampler.
 
 Heartbeats follow each VM's fixed grid (``hb_offset + k * heartbeat_s``) plus an
-out-of-band heartbeat when a task finishes.  A VM with no free slot, or a cluster with no
-schedulable work, has nothing to say, so its loop sleeps until woken and then realigns to
-its grid: the decisions are exactly those of an always-beating cluster, without the idle
-events.
+out-of-band heartbeat when a task finishes.  One dispatcher walks the grid in time order
+over the VMs that could be given a task; a VM with no free slot, or nothing it could run,
+is parked until a slot frees or work appears: the decisions are exactly those of an
+always-beating cluster, without the idle events.  A heartbeat is queued and served between
+SimPy segments (:meth:`Simulation.advance`), by the scheduler in ``run`` and by the agent in
+the Gymnasium environment — one path, identical decisions.
 """
 
 from __future__ import annotations
@@ -793,7 +795,6 @@ class Simulation:
         self.attempts.append(att)
         vm.running[att] = None
         self.n_running += 1
-        job.last_launch_s = now
         if task.kind == MAP:
             vm.free_map -= 1
             job.running_maps += 1

@@ -325,7 +325,6 @@ class Job:
     stats: dict = field(
         default_factory=lambda: {"map": [0, 0.0, 0.0, 0.0], "reduce": [0, 0.0, 0.0, 0.0]}
     )  # n, sum s, sum cpu, sum MB
-    last_launch_s: float = 0.0
     ready: bool = False  # reduces may start (slow-start reached)
     running_set: dict = field(default_factory=dict)  # Task -> None, tasks with a running attempt
     rate_by_type: dict = field(default_factory=dict)  # host type -> [map seconds, map MB]

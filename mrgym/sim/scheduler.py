@@ -18,19 +18,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from mrgym.sim.jobs import MAP, REDUCE  # one definition of the task kinds
+
 if TYPE_CHECKING:  # pragma: no cover
     from mrgym.sim.cluster import ClusterView
     from mrgym.sim.jobs import Job, Task
     from mrgym.sim.topology import VM
 
-MAP, REDUCE, SPECULATE = "map", "reduce", "speculate"
+SPECULATE = "speculate"
+__all__ = ["MAP", "REDUCE", "SPECULATE"]
 
 
 @dataclass(frozen=True)
 class Decision:
     """Launch a ``kind`` task of job ``job`` (optionally the named ``task`` index), or
-    decline (``kind is None``).  ``speculate`` launches a backup copy of the job's slowest
-    running task of the slot's kind (or of ``task`` when given)."""
+    decline (``kind is None``).  ``speculate`` launches a backup copy of the job's running
+    task of the slot's kind with the longest estimated time left (or of ``task``)."""
 
     kind: str | None
     job: int | None = None
