@@ -44,6 +44,9 @@ class TrainConfig(BaseModel):
     policy: str = "MlpPolicy"
     hyperparameters: dict[str, Any] = {}
     checkpoint_every_steps: int = Field(50_000, ge=1)
+    # torch intra-op threads: a small MLP trains faster on one thread, and the env
+    # workers need the other cores
+    torch_threads: int = Field(1, ge=1)
     eval: EvalConfig = EvalConfig()
 
 

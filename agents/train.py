@@ -86,6 +86,9 @@ def train(
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     seed_everything(cfg.seed)
+    import torch
+
+    torch.set_num_threads(cfg.torch_threads)
     venv = make_vec(cfg)
     algo = algorithm_class(cfg.algorithm)
     tb = str(run_dir / "tb")
