@@ -353,6 +353,8 @@ class Simulation:
             vm.host.cpu.interactive.append(app)
             self.apps.append(app)
             self.app_of[vm.id] = app
+        for h in self.topo.hosts:  # initial shares (interactive demand, utilization)
+            h.cpu.recompute(0.0)
         hb_rng = self.rng.placement
         for vm in self.topo.workers:
             vm.hb_offset = float(hb_rng.uniform(0.0, self.hb))

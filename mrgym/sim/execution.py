@@ -92,6 +92,7 @@ class CpuPool:
         "energy_j",
         "busy_core_s",
         "params",
+        "_demand",
     )
 
     def __init__(self, host: Host, engine: FluidEngine, params: ModelParams):
@@ -106,6 +107,7 @@ class CpuPool:
         self.t_energy = 0.0
         self.energy_j = 0.0
         self.busy_core_s = 0.0
+        self._demand = 0.0
 
     def dom0_demand(self) -> float:
         return self.io_streams * self.params.dom0_cores_per_stream if self.host.virtualized else 0.0
@@ -122,6 +124,22 @@ class CpuPool:
             self.busy_core_s += self.used * dt
         self.t_energy = now
 
+    def add_io_stream(self, delta: int, now: float) -> None:
+        """An I/O stream of this host started (+1) or ended (-1): Dom0's CPU changes.
+
+        While the host's demand stays within its cores before and after, no compute rate
+        moves, so only the utilization (for energy) is updated, not every phase."""
+        before = self.used
+        self.io_streams += delta
+        cores = self.host.type.cores
+        if before < cores and self.host.virtualized:
+            demand = self._demand + self.dom0_demand()
+            if demand <= cores:
+                self.account(now)
+                self.used = demand
+                return
+        self.recompute(now)
+
     def recompute(self, now: float) -> None:
         """Share the cores among current consumers and update every compute rate."""
         self.account(now)
@@ -137,6 +155,7 @@ class CpuPool:
         inter = 0.0
         for app in self.interactive:
             inter += app.demand
+        self._demand = total + inter  # everything but Dom0 (see add_io_stream)
         dom0 = self.dom0_demand()
         demand = total + inter + dom0
         cores = host.type.cores
@@ -209,8 +228,7 @@ class FluidEngine:
             link.flows[w] = None
         self._refresh_links(w.links, now, w)
         for h in w.dom0_hosts:
-            h.cpu.io_streams += 1
-            h.cpu.recompute(now)
+            h.cpu.add_io_stream(1, now)
 
     def _add_compute(self, w: Work) -> None:
         now = self.env.now
@@ -235,8 +253,7 @@ class FluidEngine:
                 del link.flows[w]
             self._refresh_links(w.links, now)
             for h in w.dom0_hosts:
-                h.cpu.io_streams -= 1
-                h.cpu.recompute(now)
+                h.cpu.add_io_stream(-1, now)
         else:
             pool = w.host.cpu
             del pool.works[w]
