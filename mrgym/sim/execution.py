@@ -45,6 +45,7 @@ class Work:
         "links",
         "base",
         "cores",
+        "due",
         "host",
         "vm",
         "factor",
@@ -64,6 +65,7 @@ class Work:
         self.links: tuple[Link, ...] = ()
         self.base = 0.0  # a flow's bottleneck share before its factor
         self.cores = 0.0  # a compute phase's granted cores (what Xentop would show)
+        self.due = INF  # time of its live completion-heap entry
         self.host: Host | None = None
         self.vm = None
         self.factor = factor
@@ -248,6 +250,7 @@ class FluidEngine:
         w.active = False
         w.version += 1
         w.rate = 0.0
+        w.due = INF
         if w.kind == "flow":
             for link in w.links:
                 del link.flows[w]
@@ -329,16 +332,33 @@ class FluidEngine:
         w.version += 1
         self.n_rate_updates += 1
         if rate > 0.0:
-            self._seq += 1
-            heapq.heappush(self._heap, (now + w.remaining / rate, self._seq, w.version, w))
+            t = now + w.remaining / rate
+            # Lazy heap: a new entry only when the work now finishes earlier than its entry
+            # says; a later finish is found when the early entry reaches the top.
+            if t < w.due:
+                w.due = t
+                self._seq += 1
+                heapq.heappush(self._heap, (t, self._seq, w))
+
+    def _true_due(self, w: Work) -> float:
+        return w.t_last + w.remaining / w.rate if w.rate > 0.0 else INF
 
     # -- completion events ---------------------------------------------------------------
     def _arm(self) -> None:
         heap = self._heap
         while heap:
-            t, _, ver, w = heap[0]
-            if ver != w.version or not w.active:
-                heapq.heappop(heap)
+            t, _, w = heap[0]
+            if not w.active or t != w.due:
+                heapq.heappop(heap)  # superseded by an earlier entry, or finished
+                continue
+            f = self._true_due(w)
+            if f > t + EPS:  # slowed down since: move its entry to the true finish
+                w.due = f
+                if f < INF:
+                    self._seq += 1
+                    heapq.heapreplace(heap, (f, self._seq, w))
+                else:
+                    heapq.heappop(heap)
                 continue
             if t < self._wake_at - EPS:
                 self._wake_at = t
@@ -355,8 +375,15 @@ class FluidEngine:
         now = self.env.now
         heap = self._heap
         while heap and heap[0][0] <= now + EPS:
-            _, _, ver, w = heapq.heappop(heap)
-            if ver != w.version or not w.active:
+            t, _, w = heapq.heappop(heap)
+            if not w.active or t != w.due:
+                continue
+            f = self._true_due(w)
+            if f > now + EPS:
+                w.due = f
+                if f < INF:
+                    self._seq += 1
+                    heapq.heappush(heap, (f, self._seq, w))
                 continue
             self._detach(w)
             w.remaining = 0.0
