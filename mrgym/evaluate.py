@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +226,3 @@ def job_jcts(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
             if arrived is not None and finish is not None:
                 out.setdefault(r["policy"], []).append(finish - arrived)
     return out
-
-
-PolicyFactory = Callable[[Any], Any]

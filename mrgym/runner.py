@@ -50,6 +50,25 @@ def build_simulation(
     return Simulation(sc, specs, sched, seed, progress=progress)
 
 
+def isolated_jct(
+    scenario: Scenario | str | dict, scheduler: Scheduler | str, seed: int = 0
+) -> dict[int, float]:
+    """Each job's JCT when it runs alone on the cluster (submitted at time 0), keyed by job
+    id: the denominator of :func:`mrgym.metrics.slowdowns`.  One simulation per job."""
+    from dataclasses import replace
+
+    sc = load_scenario(scenario)
+    specs = sorted(generate(sc, Streams(seed).workload), key=lambda s: s.submit_s)
+    out = {}
+    for jid, spec in enumerate(specs):
+        sim = Simulation(sc, [replace(spec, submit_s=0.0)], make_scheduler(scheduler), seed)
+        sim.run()
+        job = sim.jobs[0]
+        if job.finish_s is not None:
+            out[jid] = job.finish_s - job.arrived_s
+    return out
+
+
 def run_sim(
     scenario: Scenario | str | dict,
     scheduler: Scheduler | str,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from mrgym.sim.hdfs import Hdfs
 from mrgym.sim.scheduler import (
     DECLINE,
@@ -66,3 +69,10 @@ def scenario(cluster_: dict, jobs: list[dict], replication: int = 1, **kw) -> di
     }
     sc.update(kw)
     return sc
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """Run ``mrgym ARGS`` in a subprocess, capturing text output."""
+    return subprocess.run(
+        [sys.executable, "-m", "mrgym.cli", *args], capture_output=True, text=True
+    )

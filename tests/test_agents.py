@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from helpers import run_cli
 
 from agents.config import TrainConfig, TrainConfigError, load_train_config
 from agents.train import ModelFactory, load_model, train
@@ -113,62 +112,27 @@ def test_bundled_training_configs_load():
 def test_cli_train_evaluate_compare(tmp_path):
     cfg = tmp_path / "t.yaml"
     cfg.write_text(yaml.safe_dump(_cfg("maskable_ppo", steps=128).model_dump()))
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mrgym.cli",
-            "train",
-            "--config",
-            str(cfg),
-            "--logdir",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("train", "--config", str(cfg), "--logdir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     model = tmp_path / "tiny-maskable_ppo" / "model.zip"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mrgym.cli",
-            "evaluate",
-            "--model",
-            str(model),
-            "--config",
-            "lee-gpu",
-            "--seeds",
-            "100-101",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("evaluate", "--model", str(model), "--config", "lee-gpu", "--seeds", "100-101")
     assert r.returncode == 0, r.stderr
     assert "| maskable_ppo:tiny-maskable_ppo |" in r.stdout
     tb = tmp_path / "tb"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mrgym.cli",
-            "compare",
-            "--config",
-            "lee-gpu",
-            "--seeds",
-            "0-1",
-            "--schedulers",
-            "fifo",
-            "--models",
-            str(model),
-            "--out",
-            str(tmp_path / "cmp"),
-            "--tensorboard",
-            str(tb),
-        ],
-        capture_output=True,
-        text=True,
+    r = run_cli(
+        "compare",
+        "--config",
+        "lee-gpu",
+        "--seeds",
+        "0-1",
+        "--schedulers",
+        "fifo",
+        "--models",
+        str(model),
+        "--out",
+        str(tmp_path / "cmp"),
+        "--tensorboard",
+        str(tb),
     )
     assert r.returncode == 0, r.stderr
     assert "| fifo |" in r.stdout and "| maskable_ppo:tiny-maskable_ppo |" in r.stdout

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from helpers import run_cli
 
 import mrgym
 from mrgym import ScenarioError, load_scenario
@@ -130,47 +128,17 @@ def test_yaml_path_and_dict(tmp_path):
 
 
 def test_cli_error_is_one_line_without_traceback():
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mrgym.cli",
-            "simulate",
-            "--config",
-            "ila72",
-            "--set",
-            "cluster.racks=0",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("simulate", "--config", "ila72", "--set", "cluster.racks=0")
     assert r.returncode == 2
     assert r.stderr.strip() == "mrgym: error: ila72.cluster.racks: must be >= 1, got 0"
     assert "Traceback" not in r.stderr
 
 
 def test_cli_simulate_prints_table_and_json():
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mrgym.cli",
-            "simulate",
-            "--config",
-            "lee-gpu",
-            "--scheduler",
-            "fifo",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("simulate", "--config", "lee-gpu", "--scheduler", "fifo")
     assert r.returncode == 0, r.stderr
     assert "mean JCT (s)" in r.stdout and "map locality: node" in r.stdout
-    r = subprocess.run(
-        [sys.executable, "-m", "mrgym.cli", "simulate", "--config", "lee-gpu", "--json"],
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("simulate", "--config", "lee-gpu", "--json")
     import json
 
     m = json.loads(r.stdout)
@@ -197,23 +165,16 @@ def test_cli_simulate_prints_table_and_json():
 
 
 def test_cli_compare_writes_table_csv_and_plots(tmp_path):
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mrgym.cli",
-            "compare",
-            "--config",
-            "lee-gpu",
-            "--seeds",
-            "0-1",
-            "--schedulers",
-            "fifo,fair",
-            "--out",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
+    r = run_cli(
+        "compare",
+        "--config",
+        "lee-gpu",
+        "--seeds",
+        "0-1",
+        "--schedulers",
+        "fifo,fair",
+        "--out",
+        str(tmp_path),
     )
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("| ")]
@@ -229,15 +190,7 @@ def test_cli_compare_writes_table_csv_and_plots(tmp_path):
 
 
 def test_cli_compare_rejects_bad_input():
-    r = subprocess.run(
-        [sys.executable, "-m", "mrgym.cli", "compare", "--schedulers", "fifo,nope"],
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("compare", "--schedulers", "fifo,nope")
     assert r.returncode == 2 and "unknown scheduler 'nope'" in r.stderr
-    r = subprocess.run(
-        [sys.executable, "-m", "mrgym.cli", "compare", "--seeds", "a-b"],
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("compare", "--seeds", "a-b")
     assert r.returncode == 2 and "--seeds 'a-b'" in r.stderr

@@ -263,3 +263,16 @@ def test_migrate_moves_a_running_vm():
     (a,) = sim.attempts
     assert a.outcome == "success"
     assert (a.end_s - a.start_s) == pytest.approx(base.end - base.start + 2.0, abs=0.5)
+
+
+def test_slowdown_against_isolated_runs():
+    from mrgym.metrics import slowdowns
+    from mrgym.runner import isolated_jct
+
+    alone = isolated_jct("lee-gpu", "fifo", 0)
+    sim = build_simulation("lee-gpu", "fifo", 0)
+    sim.run()
+    sd = slowdowns(sim, alone)
+    assert set(sd) == {0, 1}
+    # two jobs sharing two nodes: neither is faster than alone, at least one is slower
+    assert all(v >= 0.99 for v in sd.values()) and max(sd.values()) > 1.1

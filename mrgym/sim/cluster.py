@@ -143,16 +143,6 @@ class ClusterView:
     def can_launch(self, job: Job, kind: str, vm: VM) -> bool:
         return self._sim.can_launch(job, kind, vm)
 
-    def next_pending_map(self, job: Job) -> Task | None:
-        """The job's next map in queue order (lowest index; re-queued maps first)."""
-        lst = job.pending_maps
-        while lst:
-            t = lst[-1]
-            if t.state == PENDING:
-                return t
-            lst.pop()
-        return None
-
     def pending_maps(self, job: Job) -> list[Task]:
         return [t for t in job.maps if t.state == PENDING]
 

@@ -353,7 +353,3 @@ class Job:
     def reduces_ready(self, slowstart: float) -> bool:
         n = len(self.maps)
         return n == 0 or self.maps_done >= slowstart * n
-
-    def mean_task_s(self, kind: str) -> float | None:
-        n, s, _, _ = self.stats[kind]
-        return s / n if n else None
