@@ -72,6 +72,7 @@ def episode_metrics(sim) -> dict[str, Any]:
     jobs = sim.jobs
     arrived = [j for j in jobs if j.arrived_s is not None]
     done = [j for j in arrived if j.finish_s is not None]
+    failed = [j for j in arrived if j.failed_s is not None]
     jct = [j.finish_s - j.arrived_s for j in done]
     now = sim.env.now
     t0 = min((j.arrived_s for j in arrived), default=0.0)
@@ -84,8 +85,8 @@ def episode_metrics(sim) -> dict[str, Any]:
         if a.task.kind == "map" and a.locality is not None:
             loc[LEVELS[a.locality]] += 1
     n_loc = sum(loc.values())
-    # re-executions: tasks queued again after an eviction, a failure, a lost map output or
-    # a control kill (a speculative pair's losing copy is not one)
+    # re-executions: tasks queued again after an eviction, a host failure, a failed attempt,
+    # a lost map output or a control kill (a speculative pair's losing copy is not one)
     reexec = sim.n_reexecuted
     slots = sum(v.map_slots + v.reduce_slots for v in sim.topo.workers)
     busy = sum(((a.end_s if a.end_s is not None else now) - a.start_s) for a in atts)
@@ -114,8 +115,13 @@ def episode_metrics(sim) -> dict[str, Any]:
     return {
         "jobs_submitted": len(arrived),
         "jobs_completed": len(done),
+        # a task failed all its attempts (e.g. every replica of its block was lost)
+        "jobs_failed": len(failed),
         "tasks_completed": sum(len(j.maps) + len(j.reduces) for j in done),
         "tasks_reexecuted": int(reexec),
+        "map_outputs_lost": int(sim.outputs_lost),
+        "host_failures": int(sim.host_failures),
+        "hosts_evicted": int(sim.hosts_evicted),
         "attempts": len(atts),
         "speculative_attempts": sum(1 for a in atts if a.speculative),
         "mean_jct_s": float(np.mean(jct)) if jct else float("nan"),
@@ -138,7 +144,8 @@ def episode_metrics(sim) -> dict[str, Any]:
         "energy_kwh": energy_j / 3.6e6,
         "sla_violation_s": float(sum(app.violation_s for app in sim.apps)),
         "sim_time_s": float(now),
-        "truncated": len(done) < len(jobs),
+        # the time cap ended the run with jobs unfinished (failed jobs are finished)
+        "truncated": len(done) + len(failed) < len(jobs),
     }
 
 

@@ -265,7 +265,10 @@ class Simulation:
         self.shuffle_mb = 0.0
         self.shuffle_cross_rack_mb = 0.0
         self.fair_samples: list[tuple[float, float, float]] = []  # (dt, jain, lsap distance)
-        self.lost_hosts = 0
+        self.host_failures = 0  # failure events (a host may fail, be repaired, fail again)
+        self.hosts_evicted = 0  # spot hosts evicted (each at most once: it never returns)
+        self.outputs_lost = 0  # finished maps' outputs lost with their host
+        self.n_failed = 0  # jobs failed (a task failed max_task_attempts times)
         self.n_reexecuted = 0
         self.n_success = 0
         self.job_seconds = 0.0  # integral of the number of active jobs over time
@@ -317,22 +320,16 @@ class Simulation:
         dyn = self.scenario.dynamics
         rng = self.rng.failures
         self.evict_at: dict[int, float] = {}
-        self.fail_at: dict[int, list[float]] = {}
+        self.fail_rng: dict[int, np.random.Generator] = {}
         if dyn.spot is not None and dyn.spot.hazard_per_hour > 0:
             for h in self.topo.hosts:
                 if h.type.spot or h.pool == "spot":
                     self.evict_at[h.id] = float(rng.exponential(3600.0 / dyn.spot.hazard_per_hour))
         if dyn.failures is not None and dyn.failures.mtbf_hours:
-            mtbf = dyn.failures.mtbf_hours * 3600.0
+            # One stream per host, spawned now: its failure times are drawn lazily (an
+            # unbounded horizon cannot hang the reset) yet do not depend on the policy.
             for h in self.topo.hosts:
-                ts, t = [], 0.0
-                while True:
-                    t += float(rng.exponential(mtbf))
-                    if t >= self.max_time:
-                        break
-                    ts.append(t)
-                    t += dyn.failures.repair_s
-                self.fail_at[h.id] = ts
+                self.fail_rng[h.id] = np.random.default_rng(rng.integers(2**63))
         self.apps: list[InteractiveApp] = []
         self.app_of: dict[int, InteractiveApp] = {}
         for vm, spec in self.topo.interactive_specs:
@@ -366,9 +363,8 @@ class Simulation:
         env.process(self._dispatcher())
         for hid, t in self.evict_at.items():
             env.process(self._spot(self.topo.hosts[hid], t))
-        for hid, ts in self.fail_at.items():
-            if ts:
-                env.process(self._failures(self.topo.hosts[hid], ts))
+        for hid, gen in self.fail_rng.items():
+            env.process(self._failures(self.topo.hosts[hid], gen))
         for app in self.apps:
             env.process(self._interactive(app))
         if self.scheduler.control_period_s:
@@ -866,6 +862,18 @@ class Simulation:
         mb = task.input_mb
         if task.block is not None:
             src = self.hdfs.nearest_replica(task.block, vm)
+            tries = 0
+            while src is None:
+                # No live replica: the DFS client asks the NameNode again a few times,
+                # then the attempt fails (Hadoop's BlockMissingException).
+                if tries >= self.params.block_acquire_failures:
+                    self._fail(att, "missing_block")
+                    return
+                tries += 1
+                yield self.env.timeout(self.params.block_retry_s)
+                if att.outcome != "running":
+                    return
+                src = self.hdfs.nearest_replica(task.block, vm)
             level = self.hdfs.locality(task.block, vm)
             att.locality = level
             att.src = src
@@ -1064,19 +1072,29 @@ class Simulation:
                 continue
             for a in list(t.running):
                 self._kill(a, "killed", requeue=False)
-            if t.state == PENDING:
-                if t.kind == MAP:
-                    job.n_pending_maps -= 1
-                    self.n_pending_maps -= 1
-                else:
-                    job.n_pending_reduces -= 1
-                    if job.ready:
-                        self.n_ready_reduces -= 1
+            self._unqueue(t)
             for a in reversed(t.attempts):
                 if a.outcome == "lost_output":
                     a.outcome = "success"
                     break
             t.state = DONE
+        self._retire(job)
+
+    def _unqueue(self, t: Task) -> None:
+        """Take a pending task out of the pending counters (its job is over)."""
+        if t.state != PENDING:
+            return
+        job = t.job
+        if t.kind == MAP:
+            job.n_pending_maps -= 1
+            self.n_pending_maps -= 1
+        else:
+            job.n_pending_reduces -= 1
+            if job.ready:
+                self.n_ready_reduces -= 1
+
+    def _retire(self, job: Job) -> None:
+        """A completed or failed job leaves the active set."""
         job.running_set.clear()
         del self.active[job.id]
         self.active_list.remove(job)
@@ -1084,6 +1102,30 @@ class Simulation:
             self.progress(1)
         if not self.active and self._all_arrived():
             self._end(truncated=False)
+
+    def _fail(self, att: Attempt, outcome: str) -> None:
+        """The attempt FAILED (counts toward max_task_attempts; a kill does not)."""
+        att.outcome = outcome
+        att.end_s = self.env.now
+        self._release(att)
+        task = att.task
+        task.failures += 1
+        if task.failures >= self.params.max_task_attempts:
+            self._job_failed(task.job)
+        elif not task.running and task.state == RUNNING:
+            self._requeue(task)
+
+    def _job_failed(self, job: Job) -> None:
+        """A task failed all its attempts: Hadoop kills the job's other tasks and fails
+        it.  The job leaves the cluster; the run goes on."""
+        self._tick_job_seconds()
+        self.n_failed += 1
+        job.failed_s = self.env.now
+        for t in job.maps + job.reduces:
+            for a in list(t.running):
+                self._kill(a, "killed", requeue=False)
+            self._unqueue(t)
+        self._retire(job)
 
     def _kill(self, att: Attempt, outcome: str, requeue: bool = True) -> None:
         """End a running attempt now; re-queue its task when no other copy runs."""
@@ -1106,7 +1148,7 @@ class Simulation:
 
     def _requeue(self, task: Task) -> None:
         job = task.job
-        if job.done:
+        if job.over:
             return
         task.state = PENDING
         self.n_reexecuted += 1
@@ -1132,26 +1174,49 @@ class Simulation:
         yield env.timeout(min(notice, t_evict))
         self.lose_host(host, "evicted")
 
-    def _failures(self, host: Host, times: list[float]):
+    def _failures(self, host: Host, gen: np.random.Generator):
+        """A host fails after an exponential up-time (MTBF) and is repaired ``repair_s``
+        later, again and again, until the episode ends or the host is evicted."""
         env = self.env
-        repair = self.scenario.dynamics.failures.repair_s
-        for t in times:
-            if t > env.now:
-                yield env.timeout(t - env.now)
-            if not host.alive:
-                continue
+        fail = self.scenario.dynamics.failures
+        mtbf = fail.mtbf_hours * 3600.0
+        while True:
+            yield env.timeout(float(gen.exponential(mtbf)))
+            if host.gone:
+                return
             self.lose_host(host, "failed")
-            yield env.timeout(repair)
+            yield env.timeout(fail.repair_s)
+            if host.gone:
+                return
             self._repair(host)
 
     def lose_host(self, host: Host, outcome: str) -> None:
-        """A host is gone: kill its attempts, lose its map outputs and replicas."""
+        """A host is gone (``outcome`` "failed": until repaired; "evicted": for good):
+        kill its attempts, lose its map outputs and replicas."""
+        if host.gone:
+            return
+        evicted = outcome == "evicted"
+        if evicted:
+            host.gone = True
+            self.hosts_evicted += 1
+        if not host.alive:
+            # already down for repair: an eviction now only makes it permanent (its
+            # up-time, tasks and outputs were accounted for when it failed)
+            host.evicting = False
+            for vm in host.vms:
+                if vm.datanode:
+                    self.hdfs.forget(vm)
+            return
+        if not evicted:
+            self.host_failures += 1
+        # a failed host's disk survives the repair unless the scenario says otherwise
+        fail = self.scenario.dynamics.failures
+        durable = not evicted and (fail is None or fail.keeps_disk)
         now = self.env.now
         host.cpu.account(now)
         host.alive = False
         host.evicting = False
         host.up_seconds += now - host.up_since
-        self.lost_hosts += 1
         for vm in host.vms:
             vm.alive = False
             self._parked.pop(vm.id, None)
@@ -1163,6 +1228,7 @@ class Simulation:
                 for o in job.outputs:
                     if o.vm is vm and not o.lost:
                         o.lost = True
+                        self.outputs_lost += 1
                         t = job.maps[o.map_index]
                         if t.state == DONE:
                             for a in t.attempts:
@@ -1175,25 +1241,43 @@ class Simulation:
         moved = []
         for vm in host.vms:
             if vm.datanode:
-                moved += self.hdfs.rereplicate(vm, self.rng.dynamic)
-        if moved:
-            blocks = {b.id for b, _ in moved}
-            for job in self.active_list:
-                for t in job.maps:
-                    if t.state == PENDING and t.block is not None and t.block.id in blocks:
-                        self._index_map(job, t)
+                moved += self.hdfs.rereplicate(vm, self.rng.dynamic, durable=durable)
+        self._reindex(moved)
         self._wake_all()
 
+    def _reindex(self, moved: list) -> None:
+        """Pending maps whose blocks gained a replica can now be local there."""
+        if not moved:
+            return
+        blocks = {b.id for b, _ in moved}
+        for job in self.active_list:
+            for t in job.maps:
+                if t.state == PENDING and t.block is not None and t.block.id in blocks:
+                    self._index_map(job, t)
+
     def _repair(self, host: Host) -> None:
+        if host.gone or host.alive:
+            return
+        now = self.env.now
         host.alive = True
-        host.up_since = self.env.now
-        host.cpu.t_energy = self.env.now
+        host.up_since = now
+        host.cpu.t_energy = now
+        # a spot host repaired during its eviction notice still takes no new tasks
+        t_evict = self.evict_at.get(host.id)
+        if t_evict is not None:
+            host.evicting = t_evict - self.scenario.dynamics.spot.notice_s <= now
         self.hdfs.invalidate()
+        moved = []
         for vm in host.vms:
             vm.alive = True
             vm.free_map = vm.map_slots
             vm.free_reduce = vm.reduce_slots
+            if vm.datanode:
+                moved += self.hdfs.restore(vm, self.rng.dynamic)
+        self._reindex(moved)
+        for vm in host.vms:
             self._schedule_beat(vm)
+        self._wake_all()
 
     # ------------------------------------------------------------------ interactive, control
     def _interactive(self, app: InteractiveApp):

@@ -29,7 +29,8 @@ class Block:
     id: int
     file_id: int
     size_mb: float
-    replicas: list[VM] = field(default_factory=list)
+    replicas: list[VM] = field(default_factory=list)  # live replicas; empty: missing
+    offline: list[VM] = field(default_factory=list)  # failed holders of a missing block
 
 
 @dataclass(eq=False)
@@ -153,8 +154,9 @@ class Hdfs:
                 best = RACK
         return best
 
-    def nearest_replica(self, block: Block, vm: VM) -> VM:
-        """The replica a reader on ``vm`` fetches: the closest, ties to the emptiest path."""
+    def nearest_replica(self, block: Block, vm: VM) -> VM | None:
+        """The replica a reader on ``vm`` fetches: the closest, ties to the emptiest path
+        (None when the block is missing)."""
         topo = self.topo
         best, best_key = None, None
         for r in block.replicas:
@@ -163,19 +165,56 @@ class Hdfs:
                 best, best_key = r, key
         return best
 
-    def rereplicate(self, lost: VM, rng: np.random.Generator) -> list[tuple[Block, VM]]:
-        """Replace replicas held by a lost DataNode (HDFS re-replication from survivors).
+    def rereplicate(
+        self, lost: VM, rng: np.random.Generator, durable: bool = True
+    ) -> list[tuple[Block, VM]]:
+        """Replace the replicas a lost DataNode held, copying from the surviving replicas
+        (HDFS re-replication).
 
-        Returns the (block, new replica) pairs so pending maps can be re-indexed.  Deviation:
-        the copy is instantaneous and costs no traffic; the replica is re-created even when
-        it was the last one (the data is assumed recoverable), so no job ever loses input.
+        A block whose last live replica was on ``lost`` has nothing to copy from: it is
+        *missing* (no replicas) and a map that reads it fails (Hadoop's
+        BlockMissingException).  When the node's disk survives (a failure, ``durable``), its
+        replicas come back with the node (:meth:`restore`, the DataNode's block report); an
+        evicted instance's disk is gone for good.  Returns the (block, new replica) pairs so
+        pending maps can be re-indexed.  Deviation: the copy is instantaneous and free.
         """
         moved = []
         for b in self.blocks:
             if lost in b.replicas:
                 b.replicas.remove(lost)
+                if durable:
+                    b.offline.append(lost)
+                if not b.replicas:
+                    continue
                 new = self.place(rng, replication=1, exclude=tuple(b.replicas) + (lost,))
                 if new:
                     b.replicas.append(new[0])
                     moved.append((b, new[0]))
         return moved
+
+    def restore(self, back: VM, rng: np.random.Generator) -> list[tuple[Block, VM]]:
+        """A repaired DataNode reports its blocks: under-replicated ones take its replica
+        back (HDFS would delete the excess of the others), and a missing block is readable
+        again and re-replicated from it up to the replication factor."""
+        moved = []
+        for b in self.blocks:
+            if back not in b.offline:
+                continue
+            b.offline.remove(back)
+            if len(b.replicas) >= self.replication:
+                continue
+            was_missing = not b.replicas
+            b.replicas.append(back)
+            moved.append((b, back))
+            more = self.replication - len(b.replicas)
+            if was_missing and more > 0:
+                for v in self.place(rng, replication=more, exclude=tuple(b.replicas)):
+                    b.replicas.append(v)
+                    moved.append((b, v))
+        return moved
+
+    def forget(self, gone: VM) -> None:
+        """An evicted node's disk is gone: blocks only it held stay missing for good."""
+        for b in self.blocks:
+            if gone in b.offline:
+                b.offline.remove(gone)

@@ -244,6 +244,7 @@ class Task:
     running: list = field(default_factory=list)  # running Attempt objects
     finish_s: float | None = None
     output_vm: object = None  # VM holding this map's output (for the shuffle)
+    failures: int = 0  # attempts that FAILED (not killed): max_task_attempts fails the job
 
     @property
     def id(self) -> str:
@@ -259,7 +260,10 @@ class Attempt:
     speculative: bool = False
     locality: int | None = None
     end_s: float | None = None
-    outcome: str = "running"  # success, killed, evicted, failed
+    # success; killed (backup lost the race, control kill, job over); evicted / failed (its
+    # host was lost); lost_output (succeeded, then its map output was lost); missing_block
+    # (the input block had no live replica: the attempt FAILED)
+    outcome: str = "running"
     phase: int = 0  # index into the task's phases
     n_phases: int = 3
     work: object = None  # the execution.Work in progress
@@ -304,6 +308,7 @@ class Job:
     input_file: object = None
     arrived_s: float | None = None
     finish_s: float | None = None
+    failed_s: float | None = None  # a task failed max_task_attempts times: the job failed
     allowed_pools: frozenset[str] | None = None  # set by Scheduler.place_job
     # progress counters
     maps_done: int = 0
@@ -345,6 +350,11 @@ class Job:
     @property
     def done(self) -> bool:
         return self.finish_s is not None
+
+    @property
+    def over(self) -> bool:
+        """Completed or failed: nothing of it runs any more."""
+        return self.finish_s is not None or self.failed_s is not None
 
     @property
     def running_tasks(self) -> int:

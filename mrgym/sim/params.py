@@ -44,6 +44,15 @@ class ModelParams:
     reduce_slowstart: float = 0.05
     # mapred.reduce.parallel.copies
     parallel_copies: int = 5
+    # mapred.map.max.attempts / mapred.reduce.max.attempts: a task whose attempts fail this
+    # many times fails its job.  Attempts killed by a lost node or a backup copy do not
+    # count (Hadoop 1 marks them KILLED, not FAILED).
+    max_task_attempts: int = 4
+    # A map whose input block has no live replica asks the NameNode again
+    # dfs.client.max.block.acquire.failures = 3 times, 3 s apart (Hadoop 1 DFSClient
+    # chooseDataNode), then fails with BlockMissingException.
+    block_acquire_failures: int = 3
+    block_retry_s: float = 3.0
     # --- Task-duration noise (Lee ch. 5: phase durations are log-normal) ---------------
     # sigma of log(multiplier); mean of the multiplier is 1.
     noise_sigma: float = 0.25

@@ -203,6 +203,7 @@ class Host:
     vms: list[VM] = field(default_factory=list)
     alive: bool = True
     evicting: bool = False  # spot notice received: no new tasks
+    gone: bool = False  # evicted: the instance never comes back (a repair cannot undo it)
     # Filled by execution.CpuPool
     cpu: object = None
     # Accounting
