@@ -26,6 +26,7 @@ def _fmt(v: Any) -> str:
 
 METRIC_LABELS = [
     ("jobs_completed", "jobs completed"),
+    ("jobs_failed", "jobs failed"),
     ("jobs_submitted", "jobs submitted"),
     ("tasks_completed", "tasks completed"),
     ("tasks_reexecuted", "tasks re-executed"),
@@ -48,7 +49,8 @@ def metrics_table(result) -> str:
     m = result.metrics
     rows = []
     for key, label in METRIC_LABELS:
-        v = m[key]
+        # jobs_failed is new in the metrics: a result made before it counts none
+        v = m.get(key, 0) if key == "jobs_failed" else m[key]
         if key == "shuffle_cross_rack_bytes":
             v = v / 1024**3
         rows.append((label, _fmt(v)))
@@ -66,20 +68,44 @@ def metrics_table(result) -> str:
     return "\n".join(lines)
 
 
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``--set KEY=VALUE`` items; each VALUE is YAML (``cluster.racks=2``, ``x=[1, 2]``)."""
+    from mrgym.config import ScenarioError, parse_yaml, short
+
+    overrides: dict[str, Any] = {}
+    for item in items or []:
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip():
+            raise ScenarioError(f"--set {short(item)}: expected KEY=VALUE, e.g. hdfs.replication=2")
+        overrides[k.strip()] = parse_yaml(v, f"--set {short(item)}", lines=False)
+    return overrides
+
+
+def _check_output_file(path: str, option: str) -> None:
+    """Fail before a long run, not after it, when its output file cannot be written."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{option} {path!r}: is a directory, expected a file name")
+    if not p.parent.is_dir():
+        raise ValueError(f"{option} {path!r}: folder {str(p.parent)!r} does not exist")
+
+
+def _check_seed(seed: int) -> int:
+    if not 0 <= seed < 2**63:  # numpy's SeedSequence takes non-negative integers
+        raise ValueError(f"--seed {seed}: must be >= 0 and < 2**63")
+    return seed
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from mrgym.config import ScenarioError, load_scenario
+    from mrgym.config import load_scenario
     from mrgym.runner import run_sim
 
-    overrides = {}
-    for item in args.set or []:
-        if "=" not in item:
-            raise ScenarioError(f"--set {item!r}: expected KEY=VALUE, e.g. hdfs.replication=2")
-        k, v = item.split("=", 1)
-        import yaml
-
-        overrides[k] = yaml.safe_load(v)
+    overrides = parse_overrides(args.set)
     sc = load_scenario(args.config, overrides or None)
-    result = run_sim(sc, args.scheduler, args.seed, progress=not args.json and sys.stderr.isatty())
+    seed = _check_seed(args.seed)
+    if args.log:
+        _check_output_file(args.log, "--log")
+    result = run_sim(sc, args.scheduler, seed, progress=not args.json and sys.stderr.isatty())
     if args.log:
         with open(args.log, "w", newline="") as fh:
             rows = [r.to_dict() for r in result.task_log]
@@ -93,23 +119,32 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_SEEDS = 10_000  # a typo like 0-1000000000 would otherwise build a billion-item list
+
+
 def parse_seeds(text: str) -> list[int]:
     """``0-4`` -> [0..4]; ``1,3,9`` -> [1, 3, 9]; ``7`` -> [7]."""
+    from mrgym.config import short
+
+    shown = short(text)
     seeds: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
         try:
-            if "-" in part:
-                a, b = part.split("-", 1)
-                seeds.extend(range(int(a), int(b) + 1))
-            elif part:
-                seeds.append(int(part))
+            a, dash, b = part.partition("-")
+            lo, hi = int(a), int(b) if dash else int(a)
         except ValueError:
             raise ValueError(
-                f"--seeds {text!r}: expected a range like 0-4 or a list like 1,3,9"
+                f"--seeds {shown}: expected a range like 0-4 or a list like 1,3,9"
             ) from None
+        if hi - lo + 1 + len(seeds) > MAX_SEEDS:
+            raise ValueError(f"--seeds {shown}: at most {MAX_SEEDS:,} seeds")
+        seeds.extend(range(lo, hi + 1))
     if not seeds:
-        raise ValueError(f"--seeds {text!r}: no seed given")
+        raise ValueError(f"--seeds {shown}: no seed given")
+    if max(seeds) >= 2**63:  # numpy's SeedSequence takes non-negative integers
+        raise ValueError(f"--seeds {shown}: seeds must be < 2**63")
     return seeds
 
 
@@ -119,6 +154,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from mrgym.evaluate import evaluate, job_jcts, markdown_table, plot, summarize, write_csv
 
     sc = load_scenario(args.config)
+    seeds = parse_seeds(args.seeds)  # before any run: a bad list fails at once
+    out = Path(args.out or f"runs/compare-{sc.name}")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
     if args.schedulers == "none":
         names = []
     elif args.schedulers == "all":
@@ -132,11 +171,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from agents.train import ModelFactory
 
         policies += [ModelFactory(m) for m in args.models.split(",")]
-    seeds = parse_seeds(args.seeds)
     rows = evaluate(policies, [sc], seeds, progress=sys.stderr.isatty(), keep_logs=True)
     if args.tensorboard:
         write_tensorboard(rows, args.tensorboard)
-    out = Path(args.out or f"runs/compare-{sc.name}")
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "results.csv")
     paths = plot(rows, out, job_jcts(rows))
@@ -302,15 +339,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _error_line(e: BaseException) -> str:
+    """One line for a user error: no traceback, no multi-line YAML or OS messages."""
+    if isinstance(e, KeyError) and e.args:
+        text = str(e.args[0])
+    elif isinstance(e, OSError) and e.strerror:
+        name = e.filename if e.filename is not None else ""
+        text = f"{name}: {e.strerror}" if name else e.strerror
+    else:
+        text = str(e) or type(e).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    import yaml
+
     from mrgym.config import ScenarioError
 
     try:
         return args.func(args)
-    except (ScenarioError, ValueError, KeyError, FileNotFoundError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"mrgym: error: {msg}", file=sys.stderr)
+    # the errors a user's input can cause (a scenario, a path, a value); anything else is
+    # a bug and keeps its traceback
+    except (ScenarioError, ValueError, KeyError, OSError, yaml.YAMLError) as e:
+        print(f"mrgym: error: {_error_line(e)}", file=sys.stderr)
         return 2
 
 

@@ -145,6 +145,11 @@ def build_topology(
 def _provision(prov: Any, hosts: list[Host], vms: list[VM], rng: np.random.Generator) -> None:
     """Place ``prov.vms`` worker VMs onto the hosts of pool ``prov.pool``."""
     targets = [h for h in hosts if h.pool == prov.pool]
+    if not targets:  # the schema refuses this; a hand-built spec must not divide by zero
+        pools = sorted({h.pool for h in hosts})
+        raise ValueError(
+            f"cluster.provision.pool: must be the pool of a host group {pools}, got {prov.pool!r}"
+        )
     if prov.placement == "random":
         order = [
             targets[j]

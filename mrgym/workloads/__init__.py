@@ -2,6 +2,12 @@
 
 ``generate(scenario, rng)`` returns the episode's :class:`~mrgym.sim.jobs.JobSpec` list; it
 is called once per reset with the ``workload`` stream, so every policy sees the same jobs.
+
+Size limits (also enforced by the scenario schema where the size is known before drawing):
+at most ``MAX_JOBS`` = 100 000 jobs, ``MAX_TASKS`` = 1 000 000 map tasks and as many
+reduce tasks in one workload, and an explicit job repeats at most ``MAX_REPEAT`` = 10 000
+times.  A bigger workload would only exhaust memory or run for days; the bundled scale
+test, ``ila2400``, has 100 jobs with 15 000 maps and 5 000 reduces.
 """
 
 from __future__ import annotations
@@ -9,13 +15,23 @@ from __future__ import annotations
 import numpy as np
 
 from mrgym.sim.jobs import JobSpec
-from mrgym.workloads.explicit import explicit_jobs
-from mrgym.workloads.paper_mixes import ila_table4, pna_batch
-from mrgym.workloads.rumen import read_rumen, rumen_jobs
-from mrgym.workloads.swim import read_swim, swim_jobs
-from mrgym.workloads.synthetic import synthetic
+
+MAX_JOBS = 100_000
+MAX_TASKS = 1_000_000
+MAX_REPEAT = 10_000
+
+# after the limits: the modules below may import them
+from mrgym.workloads.explicit import explicit_jobs  # noqa: E402
+from mrgym.workloads.paper_mixes import ila_table4, pna_batch  # noqa: E402
+from mrgym.workloads.rumen import read_rumen, rumen_jobs  # noqa: E402
+from mrgym.workloads.swim import read_swim, swim_jobs  # noqa: E402
+from mrgym.workloads.synthetic import synthetic  # noqa: E402
 
 __all__ = [
+    "MAX_JOBS",
+    "MAX_REPEAT",
+    "MAX_TASKS",
+    "check_size",
     "generate",
     "ila_table4",
     "pna_batch",
@@ -29,6 +45,12 @@ __all__ = [
 
 
 def generate(scenario, rng: np.random.Generator) -> list[JobSpec]:
+    jobs = _draw(scenario, rng)
+    check_size(jobs)
+    return jobs
+
+
+def _draw(scenario, rng: np.random.Generator) -> list[JobSpec]:
     w = scenario.workload
     block = scenario.hdfs.block_mb
     if w.kind == "ila-table4":
@@ -42,3 +64,22 @@ def generate(scenario, rng: np.random.Generator) -> list[JobSpec]:
     if w.kind == "rumen":
         return rumen_jobs(read_rumen(w.path), w, block)
     return explicit_jobs(w, block)
+
+
+def check_size(jobs: list[JobSpec]) -> None:
+    """Refuse a drawn workload over the limits before any task object exists (a synthetic
+    mix or a trace can only be sized once drawn)."""
+    if len(jobs) > MAX_JOBS:
+        raise ValueError(
+            f"workload: {len(jobs):,} jobs, more than the limit of {MAX_JOBS:,} "
+            "(lower workload.n_jobs or workload.max_jobs)"
+        )
+    for what, n in (
+        ("map", sum(j.n_maps for j in jobs)),
+        ("reduce", sum(j.n_reduces for j in jobs)),
+    ):
+        if n > MAX_TASKS:
+            raise ValueError(
+                f"workload: {n:,} {what} tasks, more than the limit of {MAX_TASKS:,} "
+                f"(lower workload.n_jobs, max_jobs, max_maps or raise reduce_mb)"
+            )

@@ -79,10 +79,28 @@ def default_reduces(profile, maps: int) -> int:
     return max(1, round(maps * profile.default_reduce_ratio))
 
 
-def ila_table4(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
+def _ila_mix(n_jobs: int) -> list[tuple[str, int]]:
+    """The first ``n_jobs`` of the Table 4 mix repeated: (profile, maps) each."""
     mix = [(p, m) for p, m, c in ILA_TABLE4 for _ in range(c)]
-    reps = math.ceil(w.n_jobs / len(mix))
-    jobs = (mix * reps)[: w.n_jobs]
+    reps = math.ceil(n_jobs / len(mix))
+    return (mix * reps)[:n_jobs]
+
+
+def _scale_maps(maps: np.ndarray, scale_to: int | None) -> np.ndarray:
+    if scale_to:
+        return np.maximum(1, np.round(maps * scale_to / maps.sum()))
+    return maps
+
+
+def ila_total_maps(w) -> int:
+    """The map tasks of an ``ila-table4`` workload: the mix is fixed (only its order is
+    drawn), so the scenario schema can check the size before any draw."""
+    maps = np.array([m for _, m in _ila_mix(w.n_jobs)], dtype=float)
+    return int(_scale_maps(maps, w.scale_maps_to).sum())
+
+
+def ila_table4(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
+    jobs = _ila_mix(w.n_jobs)
     order = rng.permutation(len(jobs))
     gaps = (
         rng.exponential(w.mean_interarrival_s, size=len(jobs))
@@ -91,9 +109,7 @@ def ila_table4(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
     )
     gaps[0] = 0.0
     times = np.cumsum(gaps)
-    maps = np.array([jobs[i][1] for i in order], dtype=float)
-    if w.scale_maps_to:
-        maps = np.maximum(1, np.round(maps * w.scale_maps_to / maps.sum()))
+    maps = _scale_maps(np.array([jobs[i][1] for i in order], dtype=float), w.scale_maps_to)
     profiles = [get_profile(jobs[i][0]) for i in order]
     reduces = np.array([default_reduces(p, int(m)) for p, m in zip(profiles, maps)], dtype=float)
     if w.total_reduces is not None and reduces.sum() > 0:

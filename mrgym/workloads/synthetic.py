@@ -12,6 +12,9 @@ def synthetic(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
     mix = w.profiles or {"terasort": 1.0, "wordcount": 1.0, "grep": 1.0, "kmeans": 1.0}
     names = sorted(mix)
     p = np.array([mix[n] for n in names], dtype=float)
+    if not (np.isfinite(p).all() and (p >= 0).all() and p.sum() > 0):
+        # the schema refuses these; a hand-built spec would otherwise fail inside numpy
+        raise ValueError("workload.profiles: weights must be finite, >= 0 and not all 0")
     p /= p.sum()
     kinds = rng.choice(len(names), size=w.n_jobs, p=p)
     maps = np.clip(
