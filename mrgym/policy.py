@@ -10,15 +10,19 @@ from typing import Any
 
 import numpy as np
 
-from mrgym.sim.scheduler import MAP, SPECULATE, Scheduler
+from mrgym.sim.scheduler import MAP, SPECULATE, Decision, Scheduler
 
 
 class EnvPolicy:
     """Encode a Scheduler's decision for the current slot as an action.
 
     The scheduler's ``place_job``/``control``/``reset`` run inside the environment too.
-    ``inexact`` counts decisions the action space could not express exactly (a named task
-    other than the one the environment would pick)."""
+    ``predict`` never raises on a decision the action space cannot express: it plays the
+    closest legal action instead (the same kind for the first slot job that allows it,
+    else any legal launch, else decline; see ``ActionCodec.closest``).  ``inexact`` counts
+    such decisions over the policy's life, together with launches whose named task is not
+    the one the environment picks (a random map, LATE's backup choice);
+    :func:`mrgym.run_episode` reports one episode's count as ``EpisodeResult.inexact``."""
 
     def __init__(self, scheduler: Scheduler | str, **params):
         from mrgym.runner import make_scheduler
@@ -38,20 +42,24 @@ class EnvPolicy:
             raise RuntimeError("EnvPolicy is not bound to an environment: use mrgym.run_episode")
         ctx = env.decision_context()
         d = self.scheduler.decide(ctx)
-        if d.kind is not None and d.task is not None:
-            sim = env.sim
-            job = sim.active[d.job]
-            if d.kind == MAP:
-                best = sim.best_map(job, ctx.vm)
-                same = best is not None and best[0].index == d.task
-            elif d.kind == SPECULATE:
-                t = sim.speculation_target(job, ctx.slot_kind, ctx.vm)
-                same = t is not None and t.index == d.task
-            else:
-                same = True  # reduces are interchangeable
-            if not same:
-                self.inexact += 1
-        return env.encode(d)
+        action, exact = env.closest_action(d)
+        if exact and d.task is not None and not self._same_task(env.sim, ctx, d):
+            exact = False
+        if not exact:
+            self.inexact += 1
+        return action
+
+    @staticmethod
+    def _same_task(sim, ctx, d: Decision) -> bool:
+        """Whether the environment's launch of ``d``'s kind for its job picks ``d.task``."""
+        job = sim.active[d.job]
+        if d.kind == MAP:
+            best = sim.best_map(job, ctx.vm)
+            return best is not None and best[0].index == d.task
+        if d.kind == SPECULATE:
+            t = sim.speculation_target(job, ctx.slot_kind, ctx.vm)
+            return t is not None and t.index == d.task
+        return True  # reduces are interchangeable
 
 
 class ModelPolicy:

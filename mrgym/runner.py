@@ -120,6 +120,8 @@ class EpisodeResult:
     reward_terms: dict[str, float]
     invalid_actions: int
     wall_s: float
+    inexact: int | None = None
+    """Decisions the policy's action could not express exactly (EnvPolicy), else None."""
 
 
 def run_episode(env, policy, seed: int = 0, max_steps: int | None = None) -> EpisodeResult:
@@ -127,6 +129,7 @@ def run_episode(env, policy, seed: int = 0, max_steps: int | None = None) -> Epi
     bind = getattr(policy, "bind", None)
     if bind is not None:
         bind(env)
+    inexact0 = getattr(policy, "inexact", None)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)
     ret, steps, invalid = 0.0, 0, 0
@@ -153,4 +156,5 @@ def run_episode(env, policy, seed: int = 0, max_steps: int | None = None) -> Epi
         terms,
         invalid,
         time.perf_counter() - t0,
+        None if inexact0 is None else policy.inexact - inexact0,
     )

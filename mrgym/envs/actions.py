@@ -1,4 +1,12 @@
-"""Action codec: K job slots x (map, reduce, speculate) + decline, and the legality mask."""
+"""Action codec: K job slots x (map, reduce, speculate) + decline, and the legality mask.
+
+The K slots hold, in queue order, the first K active jobs that can launch something on the
+requesting VM for the slot's kind: a pending map (map slot), a ready pending reduce (reduce
+slot) or, with speculation on, a backup copy of a running task of that kind; jobs whose
+pools exclude the VM are skipped.  A job with nothing to launch here would only waste a
+slot, and a policy's choice (which is always a job that can launch) is then expressible
+whenever it is among the first K such jobs.
+"""
 
 from __future__ import annotations
 
@@ -15,46 +23,64 @@ class ActionCodec:
     def __init__(
         self, job_slots: int, queue_order: str, speculation: bool, work_conserving: bool = False
     ):
+        if isinstance(job_slots, bool) or not isinstance(job_slots, (int, np.integer)):
+            raise ValueError(f"job_slots: must be an integer >= 1, got {job_slots!r}")
         if job_slots < 1:
             raise ValueError(f"job_slots: must be >= 1, got {job_slots}")
         if queue_order not in QUEUE_ORDERS:
             raise ValueError(f"queue_order: must be one of {QUEUE_ORDERS}, got {queue_order!r}")
-        self.k = job_slots
+        self.k = int(job_slots)
         self.queue_order = queue_order
         self.speculation = speculation
         self.work_conserving = work_conserving
-        self.n = 3 * job_slots + 1
-        self.decline = 3 * job_slots
+        self.n = 3 * self.k + 1
+        self.decline = 3 * self.k
 
-    def slots(self, jobs: list[Job], slot_kind: str) -> list[Job]:
-        """The jobs behind the K slots: arrival order, furthest below fair share first, or
-        fewest remaining tasks first (pending + running, as shortest-remaining-first)."""
+    def order(self, jobs: list[Job], slot_kind: str) -> list[Job]:
+        """Active jobs in queue order: arrival, furthest below weighted fair share first
+        (ties: oldest, as the Fair scheduler sorts), or fewest remaining tasks first
+        (pending + running, as shortest-remaining-first)."""
         if self.queue_order == "deficit":
             attr = "running_maps" if slot_kind == MAP else "running_reduces"
-            jobs = sorted(jobs, key=lambda j: getattr(j, attr) / j.weight)
-        elif self.queue_order == "remaining":
-            jobs = sorted(
+            return sorted(jobs, key=lambda j: getattr(j, attr) / j.weight)
+        if self.queue_order == "remaining":
+            return sorted(
                 jobs, key=lambda j: len(j.maps) - j.maps_done + len(j.reduces) - j.reduces_done
             )
-        return jobs[: self.k]
+        return jobs
 
-    def mask(self, sim, vm, slot_kind: str, slots: list[Job]) -> np.ndarray:
+    def select(self, sim, vm, slot_kind: str, jobs: list[Job]) -> tuple[list[Job], np.ndarray]:
+        """The jobs behind the K slots for ``vm``'s free ``slot_kind`` slot and the mask.
+
+        One pass in queue order that stops once K jobs are found; each job costs its
+        counters, plus (speculation on, nothing new to launch) a scan of its running tasks.
+        """
         m = np.zeros(self.n, dtype=bool)
         m[self.decline] = True
         if vm is None:
-            return m
-        for i, job in enumerate(slots):
+            return [], m
+        slots: list[Job] = []
+        is_map = slot_kind == MAP
+        spec = self.speculation
+        k = self.k
+        for job in self.order(jobs, slot_kind):
             if job.allowed_pools is not None and not sim._pool_ok(job, vm):
                 continue
-            if slot_kind == MAP:
-                m[3 * i] = job.n_pending_maps > 0
-            else:
-                m[3 * i + 1] = job.ready and job.n_pending_reduces > 0
-            if self.speculation:
-                m[3 * i + 2] = sim.has_speculation_target(job, slot_kind, vm)
-        if self.work_conserving and m[: self.decline].any():
+            launch = job.n_pending_maps > 0 if is_map else (job.ready and job.n_pending_reduces > 0)
+            backup = spec and sim.has_speculation_target(job, slot_kind, vm)
+            if not (launch or backup):
+                continue
+            base = 3 * len(slots)
+            if launch:
+                m[base if is_map else base + 1] = True
+            if backup:
+                m[base + 2] = True
+            slots.append(job)
+            if len(slots) == k:
+                break
+        if self.work_conserving and slots:
             m[self.decline] = False  # a launch is possible: no idling
-        return m
+        return slots, m
 
     def decode(self, action: int, slots: list[Job]) -> Decision:
         if action == self.decline:
@@ -63,8 +89,11 @@ class ActionCodec:
         return Decision(KINDS[k], slots[i].id)
 
     def encode(self, d: Decision, slots: list[Job]) -> int:
+        """The action for ``d`` (strict: a job outside the slots raises ``ValueError``)."""
         if d.kind is None:
             return self.decline
+        if d.kind not in KINDS:
+            raise ValueError(f"decision {d}: unknown kind {d.kind!r}; expected one of {KINDS}")
         for i, job in enumerate(slots):
             if job.id == d.job:
                 return 3 * i + KINDS.index(d.kind)
@@ -72,6 +101,31 @@ class ActionCodec:
             f"decision {d} names job {d.job}, which is not among the {self.k} job slots "
             f"(queue_order={self.queue_order!r}); raise job_slots to express it"
         )
+
+    def closest(self, d: Decision, slots: list[Job], mask: np.ndarray) -> tuple[int, bool]:
+        """The legal action nearest to ``d`` and whether it expresses ``d`` exactly (task
+        picks aside): ``d``'s own action when legal, else the same kind for the first slot
+        job that allows it, else the first legal launch, else decline."""
+        decline = self.decline
+        if d.kind is None:
+            if mask[decline]:
+                return decline, True
+            kind = None  # work-conserving mask: the policy idles where the env may not
+        elif d.kind in KINDS:
+            kind = KINDS.index(d.kind)
+            for i, job in enumerate(slots):
+                if job.id == d.job:
+                    a = 3 * i + kind
+                    if mask[a]:
+                        return a, True
+                    break
+            for a in range(kind, decline, 3):
+                if mask[a]:
+                    return a, False
+        legal = np.flatnonzero(mask[:decline])
+        if len(legal):
+            return int(legal[0]), False
+        return decline, False
 
     def describe(self, action: int) -> str:
         if action == self.decline:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import gymnasium as gym
@@ -55,9 +57,12 @@ class MRClusterEnv(gym.Env):
     an episode depend only on the seed, so policies can be compared on equal terms.
 
     ## Action Space
-    ``Discrete(3 * job_slots + 1)``.  The K = ``job_slots`` slots hold the active jobs in
-    queue order (``queue_order="arrival"``, ``"deficit"``: furthest below weighted fair
-    share first, or ``"remaining"``: fewest unfinished tasks first).  For slot i: ``3i`` launch a map of that job on this VM (the simulator
+    ``Discrete(3 * job_slots + 1)``.  The K = ``job_slots`` slots hold the first K active
+    jobs that can launch something on the requesting VM for the slot's kind (a pending
+    map, a ready reduce, or with ``speculation`` a backup of a running task of that kind;
+    jobs whose pools exclude the VM are skipped), in queue order (``queue_order="arrival"``,
+    ``"deficit"``: furthest below weighted fair share first, or ``"remaining"``: fewest
+    unfinished tasks first).  For slot i: ``3i`` launch a map of that job on this VM (the simulator
     picks the job's closest pending map: node, server, rack, then any; ties to the block
     with the fewest replicas on other idle VMs), ``3i+1`` launch one of its reduces,
     ``3i+2`` launch a speculative copy of its running task of the slot's kind with the
@@ -65,7 +70,9 @@ class MRClusterEnv(gym.Env):
     kind (always legal, unless ``work_conserving=True``, which masks it whenever a launch is
     legal so that an agent cannot idle a slot that has work).  ``action_masks()`` and ``info["action_mask"]`` give legality; a
     masked action declines and sets ``info["invalid_action"]`` (``invalid_action="raise"``:
-    ``ValueError``).
+    ``ValueError``).  An action that is not an integer of the space raises ``ValueError``.
+    ``speculation=False`` masks every speculate action (and a job then takes a slot only
+    for a new task); under ``EnvPolicy`` the baseline's own ``speculates`` decides.
 
     ## Observation Space
     ``Box(0, 1, (15 + 7 + 21 K,), float32)``, every feature normalized:
@@ -92,7 +99,9 @@ class MRClusterEnv(gym.Env):
 
     ## Starting State
     ``reset(seed=s)`` builds the scenario's cluster, draws the workload and every task's luck
-    from ``s`` and runs to the first heartbeat with a free slot and work.
+    from ``s`` and runs to the first heartbeat with a free slot and work.  A scenario that
+    ends before any decision (every job arrives after the time cap, or no VM can take a
+    task) raises ``ValueError``.
 
     ## Episode End
     Terminated when every job of the workload has completed; truncated at the sim-time cap
@@ -170,8 +179,14 @@ class MRClusterEnv(gym.Env):
         return self.sim.context(self._vm, self._kind)
 
     def encode(self, decision: Decision) -> int:
-        """The action that expresses a Scheduler's decision for the current slot."""
+        """The action that expresses a Scheduler's decision for the current slot (strict:
+        ``ValueError`` when its job is not among the slots)."""
         return self.codec.encode(decision, self._slots)
+
+    def closest_action(self, decision: Decision) -> tuple[int, bool]:
+        """The legal action nearest to a Scheduler's decision and whether it is the
+        decision's own action (EnvPolicy: never raises; see ActionCodec.closest)."""
+        return self.codec.closest(decision, self._slots, self._mask)
 
     def action_masks(self) -> np.ndarray:
         return self._mask.copy()
@@ -181,26 +196,38 @@ class MRClusterEnv(gym.Env):
         super().reset(seed=seed)
         ep_seed = int(self.np_random.integers(2**31 - 1)) if seed is None else int(seed)
         specs = generate(self.scenario, Streams(ep_seed).workload)
+        _check_job_weights(specs)
         proxy = _AgentProxy(self._hooks, self.speculation)
+        # speculate actions exist when the simulator heartbeats for them: with a baseline's
+        # hooks (EnvPolicy) that is the baseline's choice, so that jobs it could only back
+        # up do not take job slots from jobs it would launch
+        self.codec.speculation = proxy.speculates
         self.sim = Simulation(self.scenario, specs, proxy, ep_seed)
         self.rewards = RewardTracker(self.weights)
         self._vm = None
         self._advance()
+        if self._vm is None:
+            # a dead episode (no decision at all) would hand the agent a terminal state as
+            # its first observation, which no Gymnasium loop expects
+            raise ValueError(_dead_episode_reason(self.sim, ep_seed))
         self.rewards.reset(self.sim)
         terms = dict.fromkeys(self.weights, 0.0)
         return self._obs(), self._info(False, terms)
 
     def step(self, action):
-        # an action outside the space is a caller bug, not a masked choice (DESIGN §3)
-        assert isinstance(action, (int, np.integer)) or (
-            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
-        ), f"action {action!r} is not an integer"
-        assert 0 <= int(action) < self.codec.n, f"action {action!r} is outside {self.action_space}"
+        # an action outside the space is a caller bug, not a masked choice (DESIGN §3); a
+        # ValueError rather than an assert so that it survives ``python -O``
+        if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action {action!r} is not an integer of {self.action_space}")
+        action = int(action)
+        if not 0 <= action < self.codec.n:
+            raise ValueError(f"action {action} is outside {self.action_space}")
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
         if self._vm is None:
             raise RuntimeError("the episode is over: call reset()")
-        action = int(action)
         invalid = not self._mask[action]
         launched = None
         if invalid:
@@ -243,14 +270,13 @@ class MRClusterEnv(gym.Env):
         while kind is None:
             vm = sim.advance()
             if vm is None:
-                self._vm, self._kind, self._slots = None, None, []
-                self._mask = self.codec.mask(sim, None, "map", [])
+                self._vm, self._kind = None, None
+                self._slots, self._mask = self.codec.select(sim, None, "map", [])
                 return
             self._declined = set()
             kind = sim.next_slot(vm, self._declined)
         self._vm, self._kind = vm, kind
-        self._slots = self.codec.slots(sim.active_list, kind)
-        self._mask = self.codec.mask(sim, vm, kind, self._slots)
+        self._slots, self._mask = self.codec.select(sim, vm, kind, sim.active_list)
 
     def _obs(self) -> np.ndarray:
         return self.obs_builder.build(
@@ -270,3 +296,34 @@ class MRClusterEnv(gym.Env):
             "reward_terms": terms,
             "action_mask": self._mask.astype(np.int8),
         }
+
+
+def _check_job_weights(specs) -> None:
+    """Job weights divide fair shares (queue order "deficit", observation, fairness reward):
+    the scenario schema checks them, but a workload built elsewhere (traces) may not."""
+    for spec in specs:
+        w = spec.weight
+        if (
+            isinstance(w, bool)
+            or not isinstance(w, numbers.Real)
+            or not (math.isfinite(w) and w > 0)
+        ):
+            raise ValueError(f"job {spec.name!r}: weight must be a finite number > 0, got {w!r}")
+
+
+def _dead_episode_reason(sim: Simulation, seed: int) -> str:
+    """One line saying why an episode ended before its first decision."""
+    sc = sim.scenario
+    cap = sc.run.max_sim_time_s
+    head = f"scenario {sc.name!r} (seed {seed}) ends before the first decision: "
+    if not sim.jobs:
+        return head + "the workload has no jobs"
+    if sim.n_completed == len(sim.jobs):
+        return head + "every job completed without needing a slot (no tasks)"
+    if sim.n_arrived == 0:
+        first = min(j.spec.submit_s for j in sim.jobs)
+        return head + f"no job arrives before run.max_sim_time_s={cap:g} (the first at {first:g} s)"
+    return (
+        head + f"{sim.n_arrived} job(s) arrived but no VM could take any of their tasks "
+        f"before run.max_sim_time_s={cap:g} (check the VMs' map/reduce slots and pools)"
+    )

@@ -187,6 +187,8 @@ class ObservationBuilder:
                 size,
                 wfrac,
                 mask[3 * k + 2] if mask is not None else False,
+                # always 1 since the slots skip jobs whose pools exclude this VM; kept so
+                # that the observation layout of MRCluster-v0 does not change
                 job.allowed_pools is None or sim._pool_ok(job, vm),
             )
         out = np.zeros(self.size, dtype=np.float32)

@@ -47,7 +47,10 @@ def render_ansi(env) -> str:
         )
     )
     if env._vm is not None:
-        lines.append(f"decision: {env._kind} slot of {env._vm.name}")
+        # the job slots are the jobs that can launch something on this VM (not the queue's
+        # head): show which queue letters the actions 3i.. refer to
+        slots = " ".join(f"{i}={letter(j.id)}" for i, j in enumerate(env._slots)) or "none"
+        lines.append(f"decision: {env._kind} slot of {env._vm.name}  job slots: {slots}")
     return "\n".join(lines)
 
 

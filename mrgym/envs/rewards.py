@@ -15,6 +15,10 @@ Between two decisions at sim times t0 < t1:
 
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Mapping
+
 from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER
 
 TERMS = ("jct", "throughput", "locality", "fairness", "cost", "sla")
@@ -23,11 +27,23 @@ TIME_SCALE = 100.0
 
 
 def check_weights(weights: dict[str, float] | None) -> dict[str, float]:
-    w = {"jct": 1.0} if weights is None else dict(weights)
-    for k in w:
+    """Every term's weight (0 for terms not named); one-line ``ValueError`` naming the key
+    for an unknown term or a weight that is not a finite number (a NaN weight would make
+    every reward NaN and silently poison training)."""
+    if weights is None:
+        weights = {"jct": 1.0}
+    if not isinstance(weights, Mapping):
+        raise ValueError(
+            f"reward_weights: must be a mapping of term -> weight, got {type(weights).__name__}"
+        )
+    out = dict.fromkeys(TERMS, 0.0)
+    for k, v in weights.items():
         if k not in TERMS:
             raise ValueError(f"reward_weights.{k}: unknown term; expected one of {list(TERMS)}")
-    return {k: float(w.get(k, 0.0)) for k in TERMS}
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise ValueError(f"reward_weights.{k}: must be a finite number, got {v!r}")
+        out[k] = float(v)
+    return out
 
 
 class RewardTracker:
