@@ -263,3 +263,21 @@ def test_invariants_with_failures_and_evictions(name):
         )
         m = mrgym.metrics.episode_metrics(sim)
         assert m["jobs_completed"] + m["jobs_failed"] == m["jobs_submitted"] == len(sim.jobs)
+
+
+def test_a_cluster_whose_every_host_is_evicted_ends_truncated_at_once():
+    # every host is a spot host: once all are evicted nothing can ever run again, so the
+    # run ends there (truncated) instead of idling to a distant time cap
+    over = {
+        "cluster.hosts.0.pool": "spot",
+        "cluster.hosts.1.pool": "spot",
+        "cluster.hosts.1.datanode": True,
+        "dynamics.spot.hazard_per_hour": 20,
+        "run.max_sim_time_s": 1e7,
+    }
+    sim = build_simulation(load_scenario("lee-cloud", over), "fifo", 0)
+    sim.run()
+    assert all(h.gone for h in sim.topo.hosts)
+    assert sim.truncated and sim.env.now == pytest.approx(max(sim.evict_at.values()))
+    m = mrgym.metrics.episode_metrics(sim)
+    assert m["truncated"] and m["jobs_completed"] < m["jobs_submitted"]

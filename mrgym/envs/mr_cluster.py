@@ -115,7 +115,9 @@ class MRClusterEnv(gym.Env):
     scenario name, a YAML path, a dict or a Scenario.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version.  Before any release the job slots changed from "the first K
+      active jobs" to "the first K jobs that can launch on this VM" (a baseline's choice
+      was often not expressible); models trained before that change need retraining.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}

@@ -1199,6 +1199,9 @@ class Simulation:
         if evicted:
             host.gone = True
             self.hosts_evicted += 1
+            if all(h.gone for h in self.topo.hosts):
+                # no worker can ever run again: end now rather than idle to the time cap
+                self.env.process(self._end_soon())
         if not host.alive:
             # already down for repair: an eviction now only makes it permanent (its
             # up-time, tasks and outputs were accounted for when it failed)
@@ -1244,6 +1247,11 @@ class Simulation:
                 moved += self.hdfs.rereplicate(vm, self.rng.dynamic, durable=durable)
         self._reindex(moved)
         self._wake_all()
+
+    def _end_soon(self):
+        yield self.env.timeout(0)  # after the eviction's own bookkeeping
+        if self.active or not self._all_arrived():
+            self._end(truncated=True)
 
     def _reindex(self, moved: list) -> None:
         """Pending maps whose blocks gained a replica can now be local there."""
