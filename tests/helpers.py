@@ -1,9 +1,14 @@
-"""Small scenarios and a pinning scheduler for the model-effect tests."""
+"""Small scenarios, a pinning scheduler, the CLI runner and the third-party trace paths
+shared by the tests."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from mrgym.sim.hdfs import Hdfs
 from mrgym.sim.scheduler import (
@@ -76,3 +81,13 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mrgym.cli", *args], capture_output=True, text=True
     )
+
+
+# The third-party traces beside the project (DESIGN §7); tests that read them skip when absent.
+TRACES = Path(
+    os.environ.get("MRGYM_TRACES", Path(__file__).resolve().parents[2] / "shared" / "traces")
+)
+SWIM = TRACES / "swim_fb" / "FB-2009_samples_24_times_1hr_0.tsv"
+RUMEN = TRACES / "rumen_mumak_19jobs" / "19-jobs.trace.json.gz"
+needs_swim = pytest.mark.skipif(not SWIM.exists(), reason=f"SWIM trace not found at {SWIM}")
+needs_rumen = pytest.mark.skipif(not RUMEN.exists(), reason=f"Rumen trace not found at {RUMEN}")

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
+from helpers import RUMEN, SWIM, needs_rumen, needs_swim
 
 import mrgym
 from mrgym.workloads import read_rumen, read_swim
-
-TRACES = Path(
-    os.environ.get("MRGYM_TRACES", Path(__file__).resolve().parents[2] / "shared" / "traces")
-)
-SWIM = TRACES / "swim_fb" / "FB-2009_samples_24_times_1hr_0.tsv"
-RUMEN = TRACES / "rumen_mumak_19jobs" / "19-jobs.trace.json.gz"
-
-needs_swim = pytest.mark.skipif(not SWIM.exists(), reason=f"SWIM trace not found at {SWIM}")
-needs_rumen = pytest.mark.skipif(not RUMEN.exists(), reason=f"Rumen trace not found at {RUMEN}")
 
 
 @needs_swim

@@ -790,15 +790,9 @@ class Simulation:
             vm.free_reduce -= 1
             job.running_reduces += 1
         if task.state == PENDING:
+            self._unqueue(task)
             task.state = RUNNING
             job.running_set[task] = None
-            if task.kind == MAP:
-                job.n_pending_maps -= 1
-                self.n_pending_maps -= 1
-            else:
-                job.n_pending_reduces -= 1
-                if job.ready:
-                    self.n_ready_reduces -= 1
         if task.kind == MAP and task.block is not None:
             att.locality = Hdfs.locality(task.block, vm)
         gen = self._run_map(att) if task.kind == MAP else self._run_reduce(att)
@@ -1081,7 +1075,8 @@ class Simulation:
         self._retire(job)
 
     def _unqueue(self, t: Task) -> None:
-        """Take a pending task out of the pending counters (its job is over)."""
+        """Take a pending task out of the pending counters (it launches, or its job is
+        over)."""
         if t.state != PENDING:
             return
         job = t.job
