@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mrgym.envs.actions import MAX_JOB_SLOTS
 
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
 
@@ -19,7 +20,7 @@ class EnvConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     scenario: str = "ila72"
     overrides: dict[str, Any] | None = None
-    job_slots: int = Field(8, ge=1)
+    job_slots: int = Field(8, ge=1, le=MAX_JOB_SLOTS)
     queue_order: Literal["arrival", "deficit", "remaining"] = "arrival"
     reward_weights: dict[str, float] = {"jct": 1.0}
     speculation: bool = True
@@ -51,10 +52,14 @@ class TrainConfig(BaseModel):
 
 
 def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Read and validate a training config; every problem is one line naming the file."""
+    from mrgym.config import ScenarioError, read_yaml_file, short
+
     p = Path(path)
-    if not p.exists():
-        raise TrainConfigError(f"training config {str(path)!r} does not exist")
-    data = yaml.safe_load(p.read_text()) or {}
+    try:  # the scenario reader's checks: size, UTF-8, safe tags, duplicate keys, a mapping
+        data = read_yaml_file(p, p.name if p.is_file() else short(str(path)), "training config")
+    except ScenarioError as e:
+        raise TrainConfigError(str(e)) from None
     data.setdefault("name", p.stem)
     data.update(overrides or {})
     try:
@@ -63,4 +68,4 @@ def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None)
         err = e.errors()[0]
         key = ".".join(str(x) for x in err["loc"])
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        raise TrainConfigError(f"{p.name}: {key}: {msg}, got {err.get('input')!r}") from None
+        raise TrainConfigError(f"{p.name}: {key}: {msg}, got {short(err.get('input'))}") from None

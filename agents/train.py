@@ -155,6 +155,8 @@ def train(
 
 def find_config(model_path: str | Path) -> Path:
     p = Path(model_path).resolve()
+    if not p.is_file():
+        raise FileNotFoundError(f"model {model_path} does not exist (expected a model.zip)")
     for folder in (p.parent, p.parent.parent):
         if (folder / "config.yaml").exists():
             return folder / "config.yaml"

@@ -11,6 +11,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,7 @@ def metrics_table(result) -> str:
     m = result.metrics
     rows = []
     for key, label in METRIC_LABELS:
-        # jobs_failed is new in the metrics: a result made before it counts none
-        v = m.get(key, 0) if key == "jobs_failed" else m[key]
+        v = m[key]
         if key == "shuffle_cross_rack_bytes":
             v = v / 1024**3
         rows.append((label, _fmt(v)))
@@ -62,6 +62,13 @@ def metrics_table(result) -> str:
     head = f"{result.scenario} · {result.scheduler} · seed {result.seed}"
     lines = [head, "-" * max(len(head), w + 14)]
     lines += [f"{label:<{w}}  {value:>12}" for label, value in rows]
+    if m["truncated"]:
+        total = len(result.jobs)
+        left = total - m["jobs_completed"] - m["jobs_failed"]
+        lines.append(
+            f"TRUNCATED at {_fmt(m['sim_time_s'])} s: {left} of {total} job(s) not finished "
+            "(run.max_sim_time_s reached, or no host left)"
+        )
     lines.append(
         f"{'(simulated ' + _fmt(m['sim_time_s']) + ' s in ' + _fmt(result.wall_s) + ' s wall)':>{w + 14}}"
     )
@@ -138,6 +145,8 @@ def parse_seeds(text: str) -> list[int]:
             raise ValueError(
                 f"--seeds {shown}: expected a range like 0-4 or a list like 1,3,9"
             ) from None
+        if hi < lo:
+            raise ValueError(f"--seeds {shown}: the range {part} runs backwards; write {hi}-{lo}")
         if hi - lo + 1 + len(seeds) > MAX_SEEDS:
             raise ValueError(f"--seeds {shown}: at most {MAX_SEEDS:,} seeds")
         seeds.extend(range(lo, hi + 1))
@@ -360,6 +369,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # the reader went away (`mrgym simulate | head`): stop quietly, as Unix tools do;
+        # stdout is pointed at /dev/null so that the interpreter's final flush cannot fail
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     # the errors a user's input can cause (a scenario, a path, a value); anything else is
     # a bug and keeps its traceback
     except (ScenarioError, ValueError, KeyError, OSError, yaml.YAMLError) as e:

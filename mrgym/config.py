@@ -16,12 +16,14 @@ error that enforces it:
   maps); generated and trace workloads are checked when drawn (mrgym.workloads);
 * ``run.max_sim_time_s`` and every time in a scenario are at most 1e8 s (about 3 years);
 * at most 1 000 000 host failures are expected over a run (hosts x time / MTBF);
-* a scenario file is at most 64 MiB; error messages show at most ~80 characters of a value.
+* a scenario file is at most 4 MiB (about 130 000 inline job entries, a few seconds to
+  parse); error messages show at most ~80 characters of a value.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 import reprlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -67,7 +69,7 @@ MAX_TIME_S = 1e8  # seconds: run length, submit times, periods
 MAX_FAILURES = 1_000_000  # expected host failures over a run
 MAX_MB = 1e9  # one job's input: 1 PB
 MAX_SLOTS = 256  # map or reduce slots of one VM
-MAX_FILE_BYTES = 64 * 1024**2
+MAX_FILE_BYTES = 4 * 1024**2  # parsing YAML costs ~2 s per MiB even with libyaml
 __all__ = [
     "MAX_FAILURES",
     "MAX_HOSTS",
@@ -82,6 +84,7 @@ __all__ = [
     "available_scenarios",
     "load_scenario",
     "parse_yaml",
+    "read_yaml_file",
     "short",
 ]
 
@@ -680,9 +683,11 @@ class _DuplicateKey(yaml.YAMLError):
         self.key, self.line = key, line
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping: PyYAML would keep
-    the last one silently, so a pasted-twice key overrides the intended value unseen."""
+class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when built
+    """A safe loader that refuses a key given twice in one mapping: PyYAML would keep the
+    last one silently, so a pasted-twice key overrides the intended value unseen.  It also
+    reads ``1e8`` and ``1e-6`` as numbers (YAML 1.2; PyYAML's YAML 1.1 wants a dot, so a
+    bound documented as "1e8 s" could not be written as such)."""
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict:
         if isinstance(node, yaml.MappingNode):
@@ -698,6 +703,13 @@ class UniqueKeyLoader(yaml.SafeLoader):
                 except TypeError:  # unhashable key: SafeLoader reports it below
                     pass
         return super().construct_mapping(node, deep=deep)
+
+
+UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
 
 
 def _one_line(text: str) -> str:
@@ -726,6 +738,16 @@ def parse_yaml(text: str, source: str, lines: bool = True) -> Any:
 # -- loading ---------------------------------------------------------------------------------
 def _scenario_path(source: str | Path) -> Path:
     """The YAML file of a bundled name or a path; errors say what is wrong with it."""
+    if not isinstance(source, (str, Path)):
+        raise ScenarioError(
+            "config: must be a bundled scenario name, a YAML path, a dict or a Scenario, "
+            f"got {type(source).__name__}"
+        )
+    if not str(source).strip():
+        raise ScenarioError(
+            f"config: the scenario name is empty; expected one of {available_scenarios()} "
+            "or a YAML path"
+        )
     path = Path(source)
     shown = short(str(source))
     if not path.suffix:
@@ -737,21 +759,23 @@ def _scenario_path(source: str | Path) -> Path:
         raise ScenarioError(
             f"unknown scenario {shown}; expected one of {available_scenarios()} or a YAML path"
         )
-    if not path.exists():
-        raise ScenarioError(f"scenario file {shown} does not exist")
-    if not path.is_file():
-        raise ScenarioError(f"scenario path {shown} is not a file (a directory?)")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise ScenarioError(f"scenario file {shown} is larger than {MAX_FILE_BYTES >> 20} MiB")
     return path
 
 
-def _read_yaml(path: Path, source: str) -> dict:
+def read_yaml_file(path: Path, source: str, what: str = "scenario") -> dict:
+    """A YAML file that must hold a mapping (a scenario, a training config), read with
+    :func:`parse_yaml`'s checks; every problem is one line naming ``source``."""
+    if not path.exists():
+        raise ScenarioError(f"{what} file {source} does not exist")
+    if not path.is_file():
+        raise ScenarioError(f"{what} path {source} is not a file (a directory?)")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ScenarioError(f"{what} file {source} is larger than {MAX_FILE_BYTES >> 20} MiB")
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         why = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
-        raise ScenarioError(f"scenario file {source} cannot be read: {why}") from None
+        raise ScenarioError(f"{what} file {source} cannot be read: {why}") from None
     data = parse_yaml(text, source) or {}
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: must be a mapping of keys, got {type(data).__name__}")
@@ -775,7 +799,7 @@ def load_scenario(source: str | Path | dict | Scenario, overrides: dict | None =
         path = _scenario_path(source)
         # errors name a bundled file by its name, a user's file as the user wrote it
         shown = path.name if path.parent == CONFIG_DIR else key_text(source, 120)
-        data = _read_yaml(path, shown)
+        data = read_yaml_file(path, shown)
         name = _name(data.setdefault("name", path.stem), path.stem)
     if overrides:
         if not isinstance(overrides, dict):

@@ -14,7 +14,7 @@ import pytest
 from helpers import run_cli
 
 from mrgym import ScenarioError, load_scenario
-from mrgym.config import EXECUTION_BOUNDS, Scenario
+from mrgym.config import EXECUTION_BOUNDS, MAX_FILE_BYTES, Scenario, parse_yaml
 from mrgym.sim.params import ModelParams
 
 
@@ -344,7 +344,8 @@ def test_yaml_merge_keys_still_work(tmp_path):
     "text,expect",
     [
         ("cluster: !!python/object:os.system {}\n", r":1: not valid YAML: could not determine"),
-        ("cluster: [1\n", r":2: not valid YAML: expected ',' or ']'"),
+        # libyaml says "did not find expected", PyYAML's pure parser "expected"
+        ("cluster: [1\n", r":2: not valid YAML: (did not find )?expected ',' or ']'"),
         ("- 1\n- 2\n", r": must be a mapping of keys, got list"),
     ],
 )
@@ -381,7 +382,9 @@ def cli_error(*args: str) -> str:
 
 def test_cli_set_errors_are_one_line():
     msg = cli_error("simulate", "--set", "cluster.racks=[1")
-    assert msg.startswith("--set 'cluster.racks=[1': not valid YAML: expected ',' or ']'")
+    assert re.match(
+        r"--set 'cluster.racks=\[1': not valid YAML: (did not find )?expected ',' or ']'", msg
+    )
     msg = cli_error("simulate", "--set", "cluster.racks=!!python/object:os.system {}")
     assert "not valid YAML: could not determine a constructor" in msg
     msg = cli_error("simulate", "--set", "cluster={racks: 1, racks: 2}")
@@ -425,10 +428,91 @@ def test_cli_seeds_are_checked():
 
 def test_metric_table_has_jobs_failed_after_jobs_completed():
     from mrgym.cli import METRIC_LABELS, metrics_table
+    from mrgym.runner import run_sim
 
     keys = [k for k, _ in METRIC_LABELS]
     assert keys[keys.index("jobs_completed") + 1] == "jobs_failed"
-    metrics = {k: 0.0 for k in keys if k != "jobs_failed"}  # a result from before the key
-    metrics |= {"map_locality": {"node": 1.0}, "mean_jct_by_class_s": {}, "sim_time_s": 1.0}
-    result = types.SimpleNamespace(metrics=metrics, scenario="s", scheduler="p", seed=0, wall_s=0)
-    assert "jobs failed" in metrics_table(result)
+    # lee-gpu's machines replaced with empty disks: one job loses a block and fails
+    over = {"dynamics.failures": {"mtbf_hours": 0.05, "repair_s": 60, "keeps_disk": False}}
+    table = metrics_table(run_sim(load_scenario("lee-gpu", over), "dl-sched", 4))
+    assert re.search(r"^jobs failed +1$", table, re.M), table
+
+
+# -- found by a hostile re-check ----------------------------------------------------------
+def test_exponent_numbers_read_as_numbers():
+    # YAML 1.1 wants a dot in a float; the bounds are documented as "1e8 s"
+    sc = load_scenario("lee-gpu", {"run.max_sim_time_s": 1e8})
+    assert sc.run.max_sim_time_s == 1e8
+    assert cli_error(
+        "simulate", "--config", "hybrid48", "--set", "cluster.hosts.0.interactive.update_s=1e-6"
+    ).endswith("update_s: must be >= 1, got 1e-06")
+    p = parse_yaml("a: 1e8\nb: -2.5E-3\nc: '1e8'\nd: 1_000\n", "x")
+    assert p == {"a": 1e8, "b": -2.5e-3, "c": "1e8", "d": 1000}
+
+
+def test_a_huge_scenario_file_is_refused_before_parsing(tmp_path):
+    p = tmp_path / "big.yaml"
+    p.write_text("# padding\n" * (MAX_FILE_BYTES // 10 + 1))
+    with pytest.raises(ScenarioError, match=r"big.yaml is larger than 4 MiB"):
+        load_scenario(str(p))
+
+
+def test_training_configs_get_the_scenario_reader_checks(tmp_path):
+    cases = {
+        "dup.yaml": (
+            "name: x\ntotal_steps: 5\ntotal_steps: 6\n",
+            "dup.yaml:3: duplicate key 'total_steps'",
+        ),
+        "list.yaml": ("[1, 2]\n", "list.yaml: must be a mapping of keys, got list"),
+        "num.yaml": ("5\n", "num.yaml: must be a mapping of keys, got int"),
+        "py.yaml": ("x: !!python/object:os.system {}\n", "py.yaml:1: not valid YAML"),
+    }
+    for name, (text, want) in cases.items():
+        (tmp_path / name).write_text(text)
+        assert cli_error("train", "--config", str(tmp_path / name)).startswith(want)
+    (tmp_path / "latin.yaml").write_bytes(b"name: \xff\n")
+    assert cli_error("train", "--config", str(tmp_path / "latin.yaml")) == (
+        "training config file latin.yaml cannot be read: not UTF-8 text"
+    )
+    assert cli_error("train", "--config", str(tmp_path / "nope.yaml")).endswith("does not exist")
+
+
+def test_environment_arguments_are_checked():
+    import gymnasium as gym
+
+    with pytest.raises(ValueError, match=r"job_slots: must be in \[1, 1024\], got 10000000"):
+        gym.make("MRCluster-v0", job_slots=10**7)
+    for bad in (5, None, [1]):
+        with pytest.raises(ScenarioError, match="config: must be a bundled scenario name"):
+            gym.make("MRCluster-v0", config=bad)
+    with pytest.raises(ScenarioError, match="config: the scenario name is empty"):
+        gym.make("MRCluster-v0", config="")
+    with pytest.raises(ValueError, match="overrides: must be a dict of scenario keys, got list"):
+        gym.make("MRCluster-v0", overrides=[1])
+
+
+def test_cli_reports_reversed_seeds_missing_models_and_truncation():
+    assert (
+        cli_error("compare", "--seeds", "5-2")
+        == "--seeds '5-2': the range 5-2 runs backwards; write 2-5"
+    )
+    assert cli_error("evaluate", "--model", "/nonexistent/model.zip").endswith(
+        "does not exist (expected a model.zip)"
+    )
+    r = run_cli("simulate", "--config", "lee-gpu", "--set", "run.max_sim_time_s=60")
+    assert r.returncode == 0
+    assert "TRUNCATED at 60.0 s: 1 of 2 job(s) not finished" in r.stdout
+
+
+def test_cli_output_into_a_closed_pipe_stops_quietly():
+    import subprocess
+    import sys
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mrgym.cli", "simulate", "--config", "lee-gpu"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    p.stdout.close()  # the reader is gone before anything is written (`| head -0`)
+    err = p.stderr.read().decode()
+    assert p.wait() == 0 and err == "", err

@@ -190,7 +190,7 @@ def test_render_modes():
 
 
 def test_bad_arguments_name_the_key():
-    with pytest.raises(ValueError, match="job_slots: must be >= 1"):
+    with pytest.raises(ValueError, match=r"job_slots: must be in \[1, 1024\], got 0"):
         MRClusterEnv(config="lee-gpu", job_slots=0)
     with pytest.raises(ValueError, match="queue_order: must be one of"):
         MRClusterEnv(config="lee-gpu", queue_order="random")

@@ -17,6 +17,9 @@ from mrgym.sim.scheduler import DECLINE, MAP, REDUCE, SPECULATE, Decision
 
 KINDS = (MAP, REDUCE, SPECULATE)
 QUEUE_ORDERS = ("arrival", "deficit", "remaining")
+# 21 observation features per slot: 1 024 slots is a 21 530-float observation, beyond which
+# memory and step time grow with nothing to gain (ila2400 has 100 jobs in all)
+MAX_JOB_SLOTS = 1024
 
 
 class ActionCodec:
@@ -25,8 +28,8 @@ class ActionCodec:
     ):
         if isinstance(job_slots, bool) or not isinstance(job_slots, (int, np.integer)):
             raise ValueError(f"job_slots: must be an integer >= 1, got {job_slots!r}")
-        if job_slots < 1:
-            raise ValueError(f"job_slots: must be >= 1, got {job_slots}")
+        if not 1 <= job_slots <= MAX_JOB_SLOTS:
+            raise ValueError(f"job_slots: must be in [1, {MAX_JOB_SLOTS}], got {job_slots}")
         if queue_order not in QUEUE_ORDERS:
             raise ValueError(f"queue_order: must be one of {QUEUE_ORDERS}, got {queue_order!r}")
         self.k = int(job_slots)

@@ -143,6 +143,10 @@ class MRClusterEnv(gym.Env):
             raise ValueError(
                 f"render_mode: must be one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
+        if overrides is not None and not isinstance(overrides, dict):
+            raise ValueError(
+                f"overrides: must be a dict of scenario keys, got {type(overrides).__name__}"
+            )
         over = dict(overrides or {})
         if max_sim_time_s is not None:
             over["run.max_sim_time_s"] = max_sim_time_s
