@@ -36,14 +36,21 @@ class MRMetricsCallback(BaseCallback):
     def __init__(self) -> None:
         super().__init__()
         self._terms: list[dict[str, float]] = []
+        # episodes finished and steps of the running ones: a short run whose episodes never
+        # end has no mr/ (nor SB3 rollout/) tags, and train() says so with these numbers
+        self.episodes = 0
+        self._running: list[int] = []
+        self.longest = 0
 
     def _on_training_start(self) -> None:
         self._terms = [{} for _ in range(self.training_env.num_envs)]
+        self._running = [0] * self.training_env.num_envs
 
     def _on_step(self) -> bool:
         infos = self.locals.get("infos", [])
         for i, info in enumerate(infos):
             acc = self._terms[i]
+            self._running[i] += 1
             for k, v in info.get("reward_terms", {}).items():
                 acc[k] = acc.get(k, 0.0) + v
             m = info.get("episode_metrics")
@@ -54,7 +61,14 @@ class MRMetricsCallback(BaseCallback):
                 for k, v in acc.items():
                     self.logger.record_mean(f"mr/reward_{k}", v)
                 self._terms[i] = {}
+                self.episodes += 1
+                self.longest = max(self.longest, self._running[i])
+                self._running[i] = 0
         return True
+
+    def _on_training_end(self) -> None:
+        if self.episodes == 0 and self._running:
+            self.longest = max(self._running)
 
 
 class HeldOutEvalCallback(BaseCallback):
@@ -69,6 +83,7 @@ class HeldOutEvalCallback(BaseCallback):
         self.every = every_steps
         self._next = every_steps
         self.history: list[tuple[int, float]] = []
+        self.episode_steps: list[int] = []  # of the last evaluation, one per seed
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self._next:
@@ -84,12 +99,14 @@ class HeldOutEvalCallback(BaseCallback):
 
         env = self.make_env()
         rows = []
+        self.episode_steps = []
         for s in self.seeds:
             # a step cap guards against a deterministic policy that idles for ever
             r = mrgym.run_episode(
                 env, mrgym.ModelPolicy(self.model), seed=s, max_steps=self.max_steps
             )
             rows.append(metric_scalars(r.metrics))
+            self.episode_steps.append(r.steps)
         env.close()
         for tag in rows[0]:
             vals = [r[tag] for r in rows if not np.isnan(r[tag])]
@@ -122,22 +139,64 @@ class HParamsTextCallback(BaseCallback):
 
 
 class TqdmCallback(BaseCallback):
-    def __init__(self, total: int, initial: int = 0):
+    """A progress bar; with ``episodes`` it shows the finished training episodes, so that a
+    run whose first episode has not ended yet (no mr/ tags) is visible as such.  Off a
+    terminal (a log file, CI) it prints a plain line at every tenth of the run instead."""
+
+    def __init__(self, total: int, initial: int = 0, episodes: MRMetricsCallback | None = None):
         super().__init__()
         self.total = total
         self.initial = initial
+        self.episodes = episodes
+        self._shown = -1
         self.bar = None
+        self._next_line = 0
+        self._t0 = 0.0
 
     def _on_training_start(self) -> None:
+        import sys
+        import time
+
         from tqdm import tqdm
 
-        self.bar = tqdm(
-            total=self.total, initial=self.initial, unit="step", desc="train", dynamic_ncols=True
-        )
+        if sys.stderr.isatty():
+            self.bar = tqdm(
+                total=self.total,
+                initial=self.initial,
+                unit="step",
+                desc="train",
+                dynamic_ncols=True,
+            )
+        self._t0 = time.perf_counter()
+        self._next_line = self.initial + max(1, (self.total - self.initial) // 10)
 
     def _on_step(self) -> bool:
-        self.bar.update(self.model.num_timesteps - self.bar.n)
+        n = self.model.num_timesteps
+        eps = self.episodes.episodes if self.episodes is not None else None
+        if self.bar is None:
+            if n >= self._next_line:
+                self._line(n, eps)
+                self._next_line += max(1, (self.total - self.initial) // 10)
+            return True
+        self.bar.update(n - self.bar.n)
+        if eps is not None and eps != self._shown:
+            self._shown = eps
+            note = " (mr/ tags start after the first)" if eps == 0 else ""
+            self.bar.set_postfix_str(f"episodes finished: {eps}{note}", refresh=False)
         return True
 
+    def _line(self, n: int, eps: int | None) -> None:
+        import sys
+        import time
+
+        wall = time.perf_counter() - self._t0
+        done = "" if eps is None else f", episodes finished: {eps}"
+        print(
+            f"train: {n:,}/{self.total:,} steps ({100 * n / self.total:.0f} %), {wall:.0f} s{done}",
+            file=sys.stderr,
+            flush=True,
+        )
+
     def _on_training_end(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()

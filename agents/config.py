@@ -21,10 +21,11 @@ class EnvConfig(BaseModel):
     scenario: str = "ila72"
     overrides: dict[str, Any] | None = None
     job_slots: int = Field(8, ge=1, le=MAX_JOB_SLOTS)
-    queue_order: Literal["arrival", "deficit", "remaining"] = "arrival"
+    # the environment's defaults (see MRClusterEnv's "Arguments"): they train well
+    queue_order: Literal["arrival", "deficit", "remaining"] = "remaining"
     reward_weights: dict[str, float] = {"jct": 1.0}
-    speculation: bool = True
-    work_conserving: bool = False
+    speculation: bool = False
+    work_conserving: bool = True
     max_sim_time_s: float | None = Field(None, gt=0)
 
 

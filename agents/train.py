@@ -8,6 +8,7 @@ DQN see the same environment without masks: an illegal action declines the slot 
 from __future__ import annotations
 
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -70,21 +71,101 @@ def make_vec(cfg: TrainConfig):
     )
 
 
+def resolve_model_path(path: str | Path) -> Path:
+    """A saved model's .zip from a run folder (its model.zip), a model.zip or a checkpoint;
+    a missing file is one line listing the run's checkpoints (SB3 would try ``.zip.zip``)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "model.zip"
+    if p.is_file():
+        return p
+    near = sorted(
+        (p.parent.glob("*.zip") if p.parent.is_dir() else []),
+        key=lambda c: (len(c.name), c.name),  # model_50000_steps before model_100000_steps
+    )
+    have = f"; found: {', '.join(c.name for c in near)}" if near else ""
+    raise FileNotFoundError(f"no saved model at {path}{have}")
+
+
+def saved_steps(zip_path: str | Path) -> int:
+    """The step count stored in an SB3 .zip (read from its JSON, without loading torch)."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(zip_path) as z:
+        return int(json.loads(z.read("data"))["num_timesteps"])
+
+
+def model_label(zip_path: str | Path, cfg: TrainConfig) -> str:
+    """A model's name in tables and TensorBoard: the run name (prefixed by the algorithm
+    only when the name does not already say it), ``@STEPS`` for a checkpoint."""
+    run = find_config(zip_path).parent.name
+    label = run if cfg.algorithm in run else f"{cfg.algorithm}:{run}"
+    p = Path(zip_path)
+    if p.parent.name == "checkpoints":
+        label += f"@{saved_steps(p)}"
+    return label
+
+
+# the config sections a resumed model depends on: its spaces, the meaning of its actions
+# and the algorithm's saved state
+_RESUME_KEYS = ("algorithm", "policy", "env")
+
+
+def _resume_config(cfg: TrainConfig | None, ckpt: Path) -> tuple[TrainConfig, Path]:
+    """The config to resume with and the run folder the checkpoint belongs to."""
+    saved_path = find_config(ckpt)
+    saved = TrainConfig.model_validate(yaml.safe_load(saved_path.read_text()))
+    if cfg is None:
+        return saved, saved_path.parent
+    for key in _RESUME_KEYS:
+        mine, theirs = getattr(cfg, key), getattr(saved, key)
+        if mine != theirs:
+            if key == "env":
+                mine, theirs = mine.model_dump(), theirs.model_dump()
+            raise ValueError(
+                f"--resume {ckpt}: the config's {key} {mine} differs from the run's "
+                f"{saved_path} ({theirs}); resume with the run's own config"
+            )
+    # the run keeps its folder and name; the new config may change budgets and callbacks
+    return cfg.model_copy(update={"name": saved.name}), saved_path.parent
+
+
 def train(
-    cfg: TrainConfig,
+    cfg: TrainConfig | None,
     steps: int | None = None,
     logdir: str | Path = "runs",
     resume: str | Path | None = None,
     progress: bool = True,
 ) -> Path:
-    """Train (or resume) and return the run folder holding model.zip and config.yaml."""
+    """Train (or resume) and return the run folder holding model.zip and config.yaml.
+
+    ``steps`` (default ``cfg.total_steps``) is the run's total step count, the resumed
+    model's steps included.  ``resume``: a checkpoint, a model.zip or a run folder; training
+    continues in that run's folder (``logdir`` is ignored) with its config when ``cfg`` is
+    None, and a ``steps`` not above the model's count is a ``ValueError``.
+    """
     import gymnasium as gym
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
+    start = 0
+    if resume:
+        ckpt = resolve_model_path(resume)
+        cfg, run_dir = _resume_config(cfg, ckpt)
+        start = saved_steps(ckpt)
+    elif cfg is None:
+        raise ValueError("train: give a config, or resume= a checkpoint")
+    else:
+        run_dir = Path(logdir) / cfg.name
     total = steps or cfg.total_steps
-    run_dir = Path(resume).resolve().parent.parent if resume else Path(logdir) / cfg.name
+    if resume and total <= start:
+        raise ValueError(
+            f"--resume {resume}: the model already has {start:,} steps and --steps "
+            f"(or total_steps) is the total, {total:,}; pass more than {start:,}"
+        )
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    saved_cfg = cfg.model_copy(update={"total_steps": total})
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(saved_cfg.model_dump(), sort_keys=False))
     seed_everything(cfg.seed)
     import torch
 
@@ -93,7 +174,7 @@ def train(
     algo = algorithm_class(cfg.algorithm)
     tb = str(run_dir / "tb")
     if resume:
-        model = algo.load(str(resume), env=venv, device="cpu", tensorboard_log=tb)
+        model = algo.load(str(ckpt), env=venv, device="cpu", tensorboard_log=tb)
     else:
         model = algo(
             cfg.policy,
@@ -105,8 +186,12 @@ def train(
             **cfg.hyperparameters,
         )
     start = model.num_timesteps
+    metrics_cb = MRMetricsCallback()
+    eval_cb = HeldOutEvalCallback(
+        lambda: gym.make(ENV_ID, **env_kwargs(cfg)), cfg.eval.seeds, cfg.eval.every_steps
+    )
     callbacks = [
-        MRMetricsCallback(),
+        metrics_cb,
         HParamsTextCallback(
             {
                 "algorithm": cfg.algorithm,
@@ -116,6 +201,8 @@ def train(
                 "total_steps": total,
                 "job_slots": cfg.env.job_slots,
                 "queue_order": cfg.env.queue_order,
+                "speculation": cfg.env.speculation,
+                "work_conserving": cfg.env.work_conserving,
                 "reward_weights": cfg.env.reward_weights,
                 **{f"hp.{k}": v for k, v in cfg.hyperparameters.items()},
             }
@@ -125,32 +212,48 @@ def train(
             save_path=str(run_dir / "checkpoints"),
             name_prefix="model",
         ),
-        HeldOutEvalCallback(
-            lambda: gym.make(ENV_ID, **env_kwargs(cfg)), cfg.eval.seeds, cfg.eval.every_steps
-        ),
+        eval_cb,
     ]
     if progress:
-        callbacks.append(TqdmCallback(total, initial=start))
+        callbacks.append(TqdmCallback(total, initial=start, episodes=metrics_cb))
     t0 = time.perf_counter()
     model.learn(
-        max(0, total - start),
+        total - start,
         callback=CallbackList(callbacks),
         reset_num_timesteps=not resume,
         tb_log_name="run",
     )
     wall = time.perf_counter() - t0
     model.save(str(run_dir / "model.zip"))
-    (run_dir / "train_stats.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "steps": int(model.num_timesteps),
-                "wall_s": round(wall, 1),
-                "steps_per_s": round((model.num_timesteps - start) / wall, 1) if wall > 0 else None,
-            }
-        )
-    )
+    stats = {
+        "steps": int(model.num_timesteps),
+        "resumed_from": int(start) if resume else None,
+        "episodes_finished": metrics_cb.episodes,
+        "wall_s": round(wall, 1),
+        "steps_per_s": round((model.num_timesteps - start) / wall, 1) if wall > 0 else None,
+    }
+    (run_dir / "train_stats.yaml").write_text(yaml.safe_dump(stats, sort_keys=False))
     venv.close()
+    if metrics_cb.episodes == 0:
+        print(
+            no_episode_note(model.num_timesteps - start, cfg, metrics_cb, eval_cb), file=sys.stderr
+        )
     return run_dir
+
+
+def no_episode_note(
+    steps: int, cfg: TrainConfig, metrics: MRMetricsCallback, held_out: HeldOutEvalCallback
+) -> str:
+    """Why a short run's TensorBoard has no ``mr/`` and ``rollout/`` tags, in one line."""
+    parts = [f"the longest training episode ran {metrics.longest:,} steps and did not end"]
+    if held_out.episode_steps:
+        mean = sum(held_out.episode_steps) / len(held_out.episode_steps)
+        parts.append(f"held-out episodes on {cfg.env.scenario} took ~{mean:,.0f} steps")
+    return (
+        f"note: no training episode finished in {steps:,} steps ({'; '.join(parts)}): the mr/ "
+        "and rollout/ tags appear after the first episode ends; train longer (--steps) or "
+        "cap episodes (env.max_sim_time_s) to see them"
+    )
 
 
 def find_config(model_path: str | Path) -> Path:
@@ -165,22 +268,29 @@ def find_config(model_path: str | Path) -> Path:
 
 def load_model(model_path: str | Path):
     """A saved model and the training config stored beside it."""
-    cfg = TrainConfig.model_validate(yaml.safe_load(find_config(model_path).read_text()))
-    model = algorithm_class(cfg.algorithm).load(str(model_path), device="cpu")
+    zip_path = resolve_model_path(model_path)
+    cfg = TrainConfig.model_validate(yaml.safe_load(find_config(zip_path).read_text()))
+    model = algorithm_class(cfg.algorithm).load(str(zip_path), device="cpu")
     return model, cfg
 
 
+# label -> step count of every model loaded for evaluation in this process: compare's
+# TensorBoard writer draws each model at its step and the baselines across that range
+LOADED_STEPS: dict[str, int] = {}
+
+
 class ModelFactory:
-    """``evaluate``'s policy factory for a saved model: its env settings come along."""
+    """``evaluate``'s policy factory for a saved model: its env settings come along
+    (``env_kwargs``), and each call binds a fresh ``ModelPolicy`` to them."""
 
     def __init__(self, model_path: str | Path, name: str | None = None):
-        self.model, self.cfg = load_model(model_path)
-        self.name = name or f"{self.cfg.algorithm}:{Path(model_path).parent.name}"
-        kw = env_kwargs(self.cfg)
-        kw.pop("config")
-        self.env_kwargs = kw
-
-    def __call__(self, env):
         import mrgym
 
-        return mrgym.ModelPolicy(self.model, name=self.name)
+        self.policy = mrgym.ModelPolicy.load(model_path, name=name)
+        self.model, self.name = self.policy.model, self.policy.name
+        self.env_kwargs = self.policy.env_kwargs
+        self.scenario = self.policy.scenario
+        LOADED_STEPS[self.name] = int(self.model.num_timesteps)
+
+    def __call__(self, env):
+        return self.policy

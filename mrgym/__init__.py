@@ -1,9 +1,18 @@
 """mrgym: a gym for scheduling virtualized, heterogeneous Hadoop MapReduce clusters.
 
-``import mrgym`` registers the Gymnasium environment ``MRCluster-v0``.
+``import mrgym`` registers the Gymnasium environment ``MRCluster-v0``; ``mrgym.envs``
+holds its class (``mrgym.envs.MRClusterEnv``).
 """
 
-import gymnasium
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+try:
+    import gymnasium
+except ImportError:  # pragma: no cover - the simulator core (mrgym.sim) runs without it
+    gymnasium = None
 
 from mrgym.config import Scenario, ScenarioError, available_scenarios, load_scenario
 
@@ -12,8 +21,17 @@ from mrgym.evaluate import evaluate  # noqa: I001
 from mrgym.policy import EnvPolicy, ModelPolicy
 from mrgym.runner import EpisodeResult, SimResult, run_episode, run_sim
 
-if "MRCluster-v0" not in gymnasium.registry:
+if gymnasium is not None and "MRCluster-v0" not in gymnasium.registry:
     gymnasium.register(id="MRCluster-v0", entry_point="mrgym.envs.mr_cluster:MRClusterEnv")
+
+
+def __getattr__(name: str) -> ModuleType:
+    # ``mrgym.envs`` is imported on first use rather than here, so that ``import mrgym.sim``
+    # (the simulator core, DESIGN §1) does not need Gymnasium; ``help(mrgym.envs...)`` and
+    # ``mrgym.envs.MRClusterEnv`` work right after ``import mrgym``
+    if name == "envs":
+        return importlib.import_module("mrgym.envs")
+    raise AttributeError(f"module 'mrgym' has no attribute {name!r}")
 
 
 __all__ = [
@@ -24,6 +42,7 @@ __all__ = [
     "ScenarioError",
     "SimResult",
     "available_scenarios",
+    "envs",
     "evaluate",
     "load_scenario",
     "run_episode",

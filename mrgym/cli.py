@@ -1,8 +1,14 @@
 """The ``mrgym`` command.
 
 mrgym simulate --config ila72 --scheduler dl-sched --seed 0 [--json] [--log tasks.csv]
+mrgym compare --config ila72 --seeds 0-4 [--out DIR]
 mrgym scenarios            # bundled scenarios, one line each
 mrgym schedulers           # registered scheduler names
+mrgym --version
+
+Long commands show progress on stderr: a tqdm bar on a terminal, plain log lines when
+stderr is a file or a pipe (CI logs, ``nohup``).  Ctrl-C stops with one line and exit
+status 130 (``compare`` first saves the runs that finished).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import json
 import math
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +119,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     seed = _check_seed(args.seed)
     if args.log:
         _check_output_file(args.log, "--log")
-    result = run_sim(sc, args.scheduler, seed, progress=not args.json and sys.stderr.isatty())
+    # a bar on a terminal, log lines otherwise: stderr, so --json's stdout stays clean
+    result = run_sim(sc, args.scheduler, seed, progress=True)
     if args.log:
         with open(args.log, "w", newline="") as fh:
             rows = [r.to_dict() for r in result.task_log]
@@ -157,16 +165,47 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
+def fresh_out_dir(config: str, root: Path = Path("runs")) -> Path:
+    """``runs/compare-CONFIG-YYYYmmdd-HHMMSS`` (``-2``, ``-3`` ... within one second): a
+    new folder per run, so a second ``compare`` never overwrites the first one's results;
+    the timestamp sorts the runs and says when each was made."""
+    base = root / f"compare-{Path(config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out, k = base, 1
+    while out.exists():
+        k += 1
+        out = base.with_name(f"{base.name}-{k}")
+    return out
+
+
+#: What ``compare`` writes into its folder; the stale ones go when a run replaces them.
+COMPARE_FILES = ("results.csv", "jct_cdf.png", "jct.png", "locality.png", "throughput_fairness.png")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     import baselines
     from mrgym.config import load_scenario
-    from mrgym.evaluate import evaluate, job_jcts, markdown_table, plot, summarize, write_csv
+    from mrgym.evaluate import (
+        EvaluationInterrupted,
+        evaluate,
+        format_seeds,
+        job_jcts,
+        markdown_table,
+        plot,
+        summarize,
+        write_csv,
+    )
 
     sc = load_scenario(args.config)
     seeds = parse_seeds(args.seeds)  # before any run: a bad list fails at once
-    out = Path(args.out or f"runs/compare-{sc.name}")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+    if args.out:
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+        old = [f for f in COMPARE_FILES if (out / f).exists()]
+        if old:  # said before the runs, so there is time to Ctrl-C
+            print(f"mrgym: --out {out}: replacing its {', '.join(old)}", file=sys.stderr)
+    else:
+        out = fresh_out_dir(sc.name)
     if args.schedulers == "none":
         names = []
     elif args.schedulers == "all":
@@ -180,48 +219,54 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from agents.train import ModelFactory
 
         policies += [ModelFactory(m) for m in args.models.split(",")]
-    rows = evaluate(policies, [sc], seeds, progress=sys.stderr.isatty(), keep_logs=True)
+    try:
+        rows = evaluate(policies, [sc], seeds, progress=True, keep_logs=True)
+    except EvaluationInterrupted as e:
+        # the finished runs may be minutes of work: save them, say where, stop in one line
+        if e.rows:
+            _clear(out)
+            write_csv(e.rows, out / "results.csv")
+            kept = f"the {len(e.rows)} finished are in {out / 'results.csv'}"
+        else:
+            kept = "none had finished, nothing written"
+        print(f"mrgym: interrupted after {len(e.rows)} of {e.total} runs; {kept}", file=sys.stderr)
+        return 130
     if args.tensorboard:
         write_tensorboard(rows, args.tensorboard)
-    out.mkdir(parents=True, exist_ok=True)
+    _clear(out)
     write_csv(rows, out / "results.csv")
     paths = plot(rows, out, job_jcts(rows))
-    print(f"{sc.name}, seeds {args.seeds} (mean ± std over {len(seeds)} seeds)\n")
+    print(f"{sc.name}, {len(seeds)} seeds ({format_seeds(seeds)})\n")
     print(markdown_table(summarize(rows)))
-    print(f"\nwrote {out / 'results.csv'} and {', '.join(p.name for p in paths)} to {out}/")
+    print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
     return 0
 
 
+def _clear(out: Path) -> None:
+    """Create ``out``, without the files of an earlier ``compare`` in it (a partial run
+    must not sit beside the plots of another)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in COMPARE_FILES:
+        (out / name).unlink(missing_ok=True)
+
+
 def write_tensorboard(rows, logdir: str) -> None:
-    """The same ``mr/`` tags the training callback writes, one run folder per policy, one
-    step per seed, so baselines and agents sit side by side in one TensorBoard."""
-    from torch.utils.tensorboard import SummaryWriter
+    """Every compared policy's ``mr/`` and ``mr_eval/`` means as TensorBoard runs under
+    ``logdir`` (``baseline-NAME``, ``model-NAME``): baselines as constant lines over the
+    agents' step range, so that agent and baselines share one chart per tag."""
+    from agents.tensorboard import write_tensorboard as write
 
-    from agents.callbacks import EPISODE_TAGS
-
-    writers: dict = {}
-    for r in rows:
-        w = writers.get(r["policy"])
-        if w is None:
-            name = r["policy"].replace(":", "_")
-            w = writers[r["policy"]] = SummaryWriter(str(Path(logdir) / f"baseline-{name}"))
-        for key, tag in EPISODE_TAGS.items():
-            if r.get(key) is not None:
-                w.add_scalar(f"mr/{tag}", float(r[key]), r["seed"])
-        for level in ("node", "server", "rack", "off_rack"):
-            w.add_scalar(f"mr/locality_{level}", float(r[f"map_locality.{level}"]), r["seed"])
-    for w in writers.values():
-        w.close()
+    write(rows, logdir)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     from agents.config import load_train_config
     from agents.train import train
 
-    cfg = load_train_config(args.config)
-    run = train(
-        cfg, steps=args.steps, logdir=args.logdir, resume=args.resume, progress=sys.stderr.isatty()
-    )
+    if args.config is None and args.resume is None:
+        raise ValueError("train: give --config, or --resume a checkpoint (its run's config)")
+    cfg = load_train_config(args.config) if args.config else None
+    run = train(cfg, steps=args.steps, logdir=args.logdir, resume=args.resume, progress=True)
     print(
         f"model: {run / 'model.zip'}\nconfig: {run / 'config.yaml'}\n"
         f"tensorboard --logdir {run / 'tb'}"
@@ -234,10 +279,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from mrgym.config import load_scenario
     from mrgym.evaluate import evaluate, markdown_table, summarize, write_csv
 
-    sc = load_scenario(args.config)
-    rows = evaluate(
-        [ModelFactory(args.model)], [sc], parse_seeds(args.seeds), progress=sys.stderr.isatty()
-    )
+    factory = ModelFactory(args.model)
+    # the scenario defaults to the model's training scenario; the env settings always come
+    # from the model (mrgym.evaluate builds the env from them)
+    sc = load_scenario(args.config or factory.scenario)
+    rows = evaluate([factory], [sc], parse_seeds(args.seeds), progress=True)
     print(markdown_table(summarize(rows)))
     if args.csv:
         write_csv(rows, args.csv)
@@ -252,7 +298,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"MRCluster-v0 on {args.config}: {env['env_steps_per_s']:,.0f} steps/s (random legal actions)"
     )
     print(f"CartPole-v1 raw:        {env['cartpole_steps_per_s']:,.0f} steps/s")
-    print(f"ratio:                  {env['ratio']:.3f}  (budget >= 0.15)")
+    # flushed: in a pipe or a log, the env half shows while the run_sim half (~20 s) runs
+    print(f"ratio:                  {env['ratio']:.3f}  (budget >= 0.15)", flush=True)
     if not args.skip_sim:
         sim = bench_sim(args.sim_config)
         print(
@@ -278,26 +325,52 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     return 0
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``(default: X)`` after each option's help, except where there is nothing to show
+    (no default, or a flag's False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def version() -> str:
+    """The installed distribution's version (what pip reports), else the package's."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("mrgym")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from mrgym import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="mrgym", description="Simulate and schedule virtualized Hadoop MapReduce clusters."
+        prog="mrgym",
+        description="Simulate and schedule virtualized Hadoop MapReduce clusters.",
+        formatter_class=HelpFormatter,
     )
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser(
-        "simulate", help="run one episode of a scenario under a scheduler and print its metrics"
+        "simulate",
+        help="run one episode of a scenario under a scheduler and print its metrics",
+        formatter_class=HelpFormatter,
     )
-    s.add_argument(
-        "--config", default="ila72", help="bundled scenario name or YAML path (default ila72)"
-    )
+    s.add_argument("--config", default="ila72", help="bundled scenario name or YAML path")
     s.add_argument(
         "--scheduler", default="dl-sched", help="registered scheduler name (see `mrgym schedulers`)"
     )
-    s.add_argument("--seed", type=int, default=0, help="episode seed (default 0)")
+    s.add_argument("--seed", type=int, default=0, help="episode seed")
     s.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",
-        help="override a scenario key, e.g. hdfs.replication=2",
+        help="override a scenario key, e.g. hdfs.replication=2 (repeatable)",
     )
     s.add_argument("--json", action="store_true", help="print the metrics object as JSON")
     s.add_argument(
@@ -305,46 +378,77 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_simulate)
     c = sub.add_parser(
-        "compare", help="compare schedulers on a scenario over seeds: table, CSV, plots"
+        "compare",
+        help="compare schedulers on a scenario over seeds: table, CSV, plots",
+        formatter_class=HelpFormatter,
     )
     c.add_argument("--config", default="ila72", help="bundled scenario name or YAML path")
-    c.add_argument(
-        "--seeds", default="0-4", help="seed range or list, e.g. 0-4 or 1,3,9 (default 0-4)"
-    )
+    c.add_argument("--seeds", default="0-4", help="seed range or list, e.g. 0-4 or 1,3,9")
     c.add_argument(
         "--schedulers", default="all", help="comma-separated registered names, all, or none"
     )
     c.add_argument(
         "--out",
-        help="output folder for results.csv and the PNG plots (default runs/compare-CONFIG)",
+        metavar="DIR",
+        help="folder for results.csv and the PNG plots; replaced files are named on stderr "
+        "(default: a new runs/compare-CONFIG-YYYYmmdd-HHMMSS)",
     )
     c.add_argument("--models", help="comma-separated saved models (model.zip, config.yaml beside)")
     c.add_argument(
         "--tensorboard", metavar="DIR", help="also write every policy's mr/ tags under DIR"
     )
     c.set_defaults(func=cmd_compare)
-    b = sub.add_parser("bench", help="environment and simulator speed (DESIGN §8 budgets)")
+    b = sub.add_parser(
+        "bench",
+        help="environment and simulator speed (DESIGN §8 budgets)",
+        formatter_class=HelpFormatter,
+    )
     b.add_argument("--config", default="ila72", help="scenario for the env step rate")
     b.add_argument("--steps", type=int, default=20000, help="env steps to time")
     b.add_argument("--sim-config", default="ila2400", help="scenario for run_sim tasks/s")
     b.add_argument("--skip-sim", action="store_true", help="skip the run_sim measurement")
     b.set_defaults(func=cmd_bench)
-    t = sub.add_parser("train", help="train an SB3 agent from a YAML config")
-    t.add_argument("--config", required=True, help="e.g. configs/train/maskable_ppo_ila72.yaml")
-    t.add_argument("--steps", type=int, help="total environment steps (default: the config's)")
-    t.add_argument("--logdir", default="runs", help="folder for run folders (default runs/)")
-    t.add_argument("--resume", help="checkpoint .zip to continue from (its step count carries on)")
+    t = sub.add_parser(
+        "train", help="train an SB3 agent from a YAML config", formatter_class=HelpFormatter
+    )
+    t.add_argument(
+        "--config",
+        help="e.g. configs/train/maskable_ppo_ila72.yaml (with --resume: default the run's own)",
+    )
+    t.add_argument(
+        "--steps",
+        type=int,
+        help="total environment steps of the run, resumed steps included (default: the config's)",
+    )
+    t.add_argument("--logdir", default="runs", help="folder for run folders")
+    t.add_argument(
+        "--resume",
+        metavar="ZIP_OR_RUN",
+        help="continue a run from a checkpoint .zip, its model.zip or the run folder: the step "
+        "count carries on, output goes to that run's folder, --steps must exceed the model's",
+    )
     t.set_defaults(func=cmd_train)
-    e = sub.add_parser("evaluate", help="evaluate a saved model through the comparison harness")
-    e.add_argument("--model", required=True, help="model.zip (its config.yaml beside it)")
-    e.add_argument("--config", default="ila72", help="scenario")
-    e.add_argument("--seeds", default="100-109", help="held-out seeds (default 100-109)")
+    e = sub.add_parser(
+        "evaluate",
+        help="evaluate a saved model through the comparison harness",
+        formatter_class=HelpFormatter,
+    )
+    e.add_argument(
+        "--model",
+        required=True,
+        help="a run folder, its model.zip or a checkpoint (config.yaml beside or one up); the "
+        "environment is built with the model's training settings",
+    )
+    e.add_argument("--config", help="scenario (default: the model's training scenario)")
+    e.add_argument("--seeds", default="100-109", help="held-out seeds")
     e.add_argument("--csv", help="also write the per-seed rows to this CSV")
     e.set_defaults(func=cmd_evaluate)
-    sub.add_parser("scenarios", help="list the bundled scenarios").set_defaults(func=cmd_scenarios)
-    sub.add_parser("schedulers", help="list the registered schedulers").set_defaults(
-        func=cmd_schedulers
-    )
+    sub.add_parser(
+        "scenarios", help="list the bundled scenarios", formatter_class=HelpFormatter
+    ).set_defaults(func=cmd_scenarios)
+    sub.add_parser(
+        "schedulers", help="list the registered schedulers", formatter_class=HelpFormatter
+    ).set_defaults(func=cmd_schedulers)
     return p
 
 
@@ -362,6 +466,17 @@ def _error_line(e: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C is the user's choice, not a bug: one line, no traceback, and 130 (128 +
+        # SIGINT) as shells report it, so `mrgym ... && next` stops too
+        nl = "\n" if sys.stderr.isatty() else ""  # off the terminal's "^C"
+        print(f"{nl}mrgym: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     import yaml
 

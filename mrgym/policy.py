@@ -6,6 +6,7 @@ and learned agents through one loop.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -62,17 +63,100 @@ class EnvPolicy:
         return True  # reduces are interchangeable
 
 
-class ModelPolicy:
-    """An SB3 model (MaskablePPO gets the action mask; others rely on decline-on-invalid)."""
+# the env settings a trained model is tied to: each changes the action space's meaning or
+# which actions are legal, so a model run under other values acts on the wrong jobs (or
+# declines for ever); reward weights, overrides and the time cap may differ at evaluation
+BINDING_SETTINGS = ("job_slots", "queue_order", "speculation", "work_conserving")
 
-    def __init__(self, model, deterministic: bool = True, name: str | None = None):
+
+def _env_setting(env, key: str) -> Any:
+    """One of ``BINDING_SETTINGS`` as the environment ``env`` applies it."""
+    u = env.unwrapped
+    codec = u.codec
+    if key == "job_slots":
+        return codec.k
+    if key == "speculation":
+        return u.speculation  # the constructor's value (the codec's follows hooks at reset)
+    return getattr(codec, key)
+
+
+class ModelPolicy:
+    """An SB3 model (MaskablePPO gets the action mask; others rely on decline-on-invalid).
+
+    ``ModelPolicy.load(run_dir_or_zip)`` also carries the training env settings
+    (``env_kwargs``, ``scenario``): ``make_env()`` builds that env, ``mrgym.evaluate``
+    builds its envs from them, and ``bind(env)`` (called by ``run_episode``) raises a
+    one-line ``ValueError`` when ``env`` differs in a setting the model depends on.  A bare
+    ``ModelPolicy(model)`` checks the spaces only.
+    """
+
+    def __init__(
+        self,
+        model,
+        deterministic: bool = True,
+        name: str | None = None,
+        env_kwargs: dict[str, Any] | None = None,
+        scenario: str | None = None,
+    ):
         self.model = model
         self.deterministic = deterministic
         self.name = name or type(model).__name__
         self.maskable = "action_masks" in model.predict.__code__.co_varnames
+        # the training env's keyword arguments, without the scenario (``config``)
+        self.env_kwargs: dict[str, Any] = dict(env_kwargs or {})
+        self.scenario = scenario
+
+    @classmethod
+    def load(
+        cls, path: str | Path, deterministic: bool = True, name: str | None = None
+    ) -> ModelPolicy:
+        """A saved model (a run folder, its model.zip or a checkpoint) with the training
+        config saved beside it (``config.yaml``, written by ``mrgym train``)."""
+        # lazy: mrgym imports without the rl extras (torch, SB3)
+        from agents.train import env_kwargs, load_model, model_label, resolve_model_path
+
+        zip_path = resolve_model_path(path)
+        model, cfg = load_model(zip_path)
+        kw = env_kwargs(cfg)
+        scenario = kw.pop("config")
+        return cls(
+            model,
+            deterministic=deterministic,
+            name=name or model_label(zip_path, cfg),
+            env_kwargs=kw,
+            scenario=scenario,
+        )
+
+    def make_env(self, config=None, **kwargs):
+        """``gym.make("MRCluster-v0", ...)`` with the training settings (``config``: another
+        scenario; ``kwargs`` override the non-binding ones, e.g. ``render_mode``)."""
+        import gymnasium as gym
+
+        kw = {**self.env_kwargs, **kwargs}
+        return gym.make("MRCluster-v0", config=config or self.scenario or "ila72", **kw)
 
     def bind(self, env) -> None:
-        pass
+        """Refuse an env whose spaces or binding settings differ from the model's."""
+        for what, mine, theirs in (
+            ("action space", self.model.action_space, env.action_space),
+            ("observation space", self.model.observation_space, env.observation_space),
+        ):
+            if getattr(mine, "shape", None) != getattr(theirs, "shape", None) or getattr(
+                mine, "n", None
+            ) != getattr(theirs, "n", None):
+                raise ValueError(
+                    f"{self.name}: the env's {what} {theirs} does not match the model's {mine}"
+                    f"{_hint(self)}"
+                )
+        for key in BINDING_SETTINGS:
+            if key not in self.env_kwargs:
+                continue
+            theirs = _env_setting(env, key)
+            if theirs != self.env_kwargs[key]:
+                raise ValueError(
+                    f"{self.name}: env {key}={theirs!r} but the model was trained with "
+                    f"{key}={self.env_kwargs[key]!r}{_hint(self)}"
+                )
 
     def predict(self, obs: np.ndarray, info: dict[str, Any] | None = None) -> int:
         if self.maskable and info is not None:
@@ -82,3 +166,9 @@ class ModelPolicy:
         else:
             a, _ = self.model.predict(obs, deterministic=self.deterministic)
         return int(a)
+
+
+def _hint(policy: ModelPolicy) -> str:
+    if policy.env_kwargs:
+        return "; build the env with policy.make_env() or gym.make(..., **policy.env_kwargs)"
+    return "; ModelPolicy.load(run_dir) knows the training settings"

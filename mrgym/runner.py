@@ -8,9 +8,10 @@ loop, the one every baseline (``EnvPolicy``) and learned agent (``ModelPolicy``)
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from mrgym.config import Scenario, load_scenario
 from mrgym.metrics import TaskRecord, episode_metrics, task_log
@@ -69,29 +70,94 @@ def isolated_jct(
     return out
 
 
+Progress = bool | Literal["bar", "lines"]
+
+
+def progress_mode(progress: Progress | None) -> str | None:
+    """How to show progress: None (quiet), ``"bar"`` (tqdm) or ``"lines"`` (log lines).
+
+    ``True`` picks a bar on a terminal and log lines otherwise: a bar redrawn with
+    carriage returns is unreadable in a CI log or a ``2> file``, and without any output a
+    long run in a pipeline looks hung."""
+    if not progress:
+        return None
+    if progress is True:
+        return "bar" if sys.stderr.isatty() else "lines"
+    if progress not in ("bar", "lines"):
+        raise ValueError(f"progress: expected a bool, 'bar' or 'lines', got {progress!r}")
+    return progress
+
+
+LINE_EVERY_S = 10.0  # a progress line at least this often while jobs finish
+LINE_QUIET_S = 2.0  # no tenth-of-the-jobs lines before this: short runs stay silent
+
+
+class LineProgress:
+    """Job-completion callback that logs ``NAME: 40/100 jobs (40 %), 8.1 s`` to stderr.
+
+    A line when a new tenth of the jobs is done (after ``quiet_s``, so a run of a second
+    stays silent) or when ``every_s`` passed since the last line (a long tail of big jobs
+    still shows signs of life)."""
+
+    def __init__(
+        self, total: int, name: str, every_s: float | None = None, quiet_s: float | None = None
+    ):
+        self.total, self.name = total, name
+        self.every_s = LINE_EVERY_S if every_s is None else every_s
+        self.quiet_s = LINE_QUIET_S if quiet_s is None else quiet_s
+        self.done = 0
+        self.t0 = self.last = time.perf_counter()
+        self.tenth = 0
+
+    def __call__(self, n: int = 1) -> None:
+        self.done += n
+        now = time.perf_counter()
+        tenth = 10 * self.done // max(self.total, 1)
+        new_tenth = tenth > self.tenth
+        self.tenth = max(self.tenth, tenth)
+        if (new_tenth and now - self.t0 >= self.quiet_s) or now - self.last >= self.every_s:
+            self.last = now
+            pct = 100 * self.done / max(self.total, 1)
+            print(
+                f"{self.name}: {self.done}/{self.total} jobs ({pct:.0f} %), {now - self.t0:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
 def run_sim(
     scenario: Scenario | str | dict,
     scheduler: Scheduler | str,
     seed: int = 0,
-    progress: bool = False,
+    progress: Progress = False,
 ) -> SimResult:
-    """Simulate one episode and return its metrics and task log."""
+    """Simulate one episode and return its metrics and task log.
+
+    ``progress``: ``True`` shows finished jobs as a bar on a terminal and as a log line
+    every tenth of the jobs (or every 10 s) otherwise; ``"bar"``/``"lines"`` force one."""
     sc = load_scenario(scenario)
+    mode = progress_mode(progress)
     bar = None
     cb = None
-    if progress:
-        from tqdm import tqdm
+    sched = make_scheduler(scheduler)  # once: its name labels the progress lines
+    if mode is not None:
+        total = len(generate(sc, Streams(seed).workload))
+        if mode == "bar":
+            from tqdm import tqdm
 
-        bar = tqdm(
-            total=len(generate(sc, Streams(seed).workload)), unit="job", desc=sc.name, leave=False
-        )
-        cb = bar.update
+            bar = tqdm(total=total, unit="job", desc=sc.name, leave=False)
+            cb = bar.update
+        else:
+            label = getattr(sched, "name", type(sched).__name__)
+            cb = LineProgress(total, f"{sc.name} {label} seed {seed}")
     t0 = time.perf_counter()
-    sim = build_simulation(sc, scheduler, seed, progress=cb)
-    sim.run()
+    try:
+        sim = build_simulation(sc, sched, seed, progress=cb)
+        sim.run()
+    finally:  # Ctrl-C included: the bar must not be left half-drawn above the error line
+        if bar is not None:
+            bar.close()
     wall = time.perf_counter() - t0
-    if bar is not None:
-        bar.close()
     m = episode_metrics(sim)
     return SimResult(
         sc.name,

@@ -89,5 +89,9 @@ TRACES = Path(
 )
 SWIM = TRACES / "swim_fb" / "FB-2009_samples_24_times_1hr_0.tsv"
 RUMEN = TRACES / "rumen_mumak_19jobs" / "19-jobs.trace.json.gz"
-needs_swim = pytest.mark.skipif(not SWIM.exists(), reason=f"SWIM trace not found at {SWIM}")
-needs_rumen = pytest.mark.skipif(not RUMEN.exists(), reason=f"Rumen trace not found at {RUMEN}")
+# the reason says how to fix it; tests/conftest.py shows reasons in the summary (-rs)
+_HOW = "set MRGYM_TRACES to the folder that holds swim_fb/ and rumen_mumak_19jobs/"
+needs_swim = pytest.mark.skipif(not SWIM.exists(), reason=f"SWIM trace not found at {SWIM}; {_HOW}")
+needs_rumen = pytest.mark.skipif(
+    not RUMEN.exists(), reason=f"Rumen trace not found at {RUMEN}; {_HOW}"
+)

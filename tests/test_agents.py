@@ -57,7 +57,7 @@ def test_each_algorithm_trains_saves_and_evaluates(algo, tmp_path):
 
     rows = mrgym.evaluate([ModelFactory(run / "model.zip")], ["lee-gpu"], [100, 101])
     assert len(rows) == 2 and all(r["jobs_submitted"] == 2 and r["sim_time_s"] <= 600 for r in rows)
-    assert rows[0]["policy"].startswith(algo)
+    assert rows[0]["policy"] == f"tiny-{algo}"  # the run name says the algorithm: no prefix
 
 
 def test_tensorboard_has_mr_tags_and_hparams(tmp_path):
@@ -79,18 +79,58 @@ def test_tensorboard_has_mr_tags_and_hparams(tmp_path):
         assert tag in tags, sorted(tags)
 
 
-def test_resume_continues_the_step_count(tmp_path):
+def test_resume_continues_the_step_count(tmp_path, monkeypatch):
     cfg = _cfg("maskable_ppo", steps=128)
     run = train(cfg, logdir=tmp_path, progress=False)
     ckpt = run / "checkpoints" / "model_128_steps.zip"
     assert ckpt.exists()
     cfg2 = cfg.model_copy(update={"total_steps": 384})
+    monkeypatch.chdir(tmp_path)  # a resume must not write into the default logdir runs/
     run2 = train(cfg2, resume=ckpt, progress=False)
-    assert run2 == run
+    assert run2 == run and not (tmp_path / "runs").exists()
     model, _ = load_model(run / "model.zip")
     assert model.num_timesteps == 384
     stats = yaml.safe_load((run / "train_stats.yaml").read_text())
-    assert stats["steps"] == 384
+    assert stats["steps"] == 384 and stats["resumed_from"] == 128
+    # from model.zip (or the run folder) with the run's own config: same folder, carries on
+    assert train(None, steps=512, resume=run / "model.zip", progress=False) == run
+    assert load_model(run)[0].num_timesteps == 512
+    assert yaml.safe_load((run / "config.yaml").read_text())["total_steps"] == 512
+    assert (run / "checkpoints" / "model_512_steps.zip").exists()
+    with pytest.raises(ValueError, match=r"already has 512 steps .* pass more than 512"):
+        train(None, steps=256, resume=run, progress=False)
+    other = cfg.model_copy(update={"env": cfg.env.model_copy(update={"queue_order": "arrival"})})
+    with pytest.raises(ValueError, match="the config's env .* differs from the run's"):
+        train(other, steps=1024, resume=run, progress=False)
+
+
+def test_cli_resume_from_a_checkpoint(tmp_path):
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(yaml.safe_dump(_cfg("maskable_ppo", steps=128).model_dump()))
+    assert run_cli("train", "--config", str(cfg), "--logdir", str(tmp_path)).returncode == 0
+    run = tmp_path / "tiny-maskable_ppo"
+    missing = run / "checkpoints" / "model_100000_steps.zip"
+    r = run_cli("train", "--resume", str(missing), "--steps", "256")
+    assert r.returncode == 2 and ".zip.zip" not in r.stderr
+    assert "no saved model at" in r.stderr and "model_128_steps.zip" in r.stderr
+    ckpt = run / "checkpoints" / "model_128_steps.zip"
+    r = run_cli("train", "--resume", str(ckpt), "--steps", "100")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "the model already has 128 steps" in r.stderr
+    r = run_cli("train", "--resume", str(ckpt), "--steps", "256", "--logdir", str(tmp_path / "x"))
+    assert r.returncode == 0, r.stderr
+    assert f"model: {run / 'model.zip'}" in r.stdout and not (tmp_path / "x").exists()
+    assert yaml.safe_load((run / "train_stats.yaml").read_text())["steps"] == 256
+
+
+def test_short_run_says_why_it_has_no_episode_tags(tmp_path, capsys):
+    # a one-day cap: no lee-gpu episode ends within 64 steps
+    run = train(_cfg("maskable_ppo", steps=64, cap_s=86_400), logdir=tmp_path, progress=False)
+    assert yaml.safe_load((run / "train_stats.yaml").read_text())["episodes_finished"] == 0
+    err = capsys.readouterr().err
+    assert "no training episode finished in 64 steps" in err
+    assert "held-out episodes on lee-gpu took ~" in err and "mr/ and rollout/" in err
+    assert not any(t.startswith("mr/") for t in _tags(run))
 
 
 def test_bad_training_config_names_the_key(tmp_path):
@@ -115,9 +155,10 @@ def test_cli_train_evaluate_compare(tmp_path):
     r = run_cli("train", "--config", str(cfg), "--logdir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     model = tmp_path / "tiny-maskable_ppo" / "model.zip"
-    r = run_cli("evaluate", "--model", str(model), "--config", "lee-gpu", "--seeds", "100-101")
+    # the scenario and env settings come from the model's config.yaml
+    r = run_cli("evaluate", "--model", str(model), "--seeds", "100-101")
     assert r.returncode == 0, r.stderr
-    assert "| maskable_ppo:tiny-maskable_ppo |" in r.stdout
+    assert "| tiny-maskable_ppo |" in r.stdout
     tb = tmp_path / "tb"
     r = run_cli(
         "compare",
@@ -135,7 +176,34 @@ def test_cli_train_evaluate_compare(tmp_path):
         str(tb),
     )
     assert r.returncode == 0, r.stderr
-    assert "| fifo |" in r.stdout and "| maskable_ppo:tiny-maskable_ppo |" in r.stdout
-    assert (tb / "baseline-fifo").is_dir() and (
-        tb / "baseline-maskable_ppo_tiny-maskable_ppo"
-    ).is_dir()
+    assert "| fifo |" in r.stdout and "| tiny-maskable_ppo |" in r.stdout
+    assert sorted(p.name for p in tb.iterdir()) == ["baseline-fifo", "model-tiny-maskable_ppo"]
+    # the baseline is a constant line over the agent's steps (0..128), the model a point
+    # at its own step count, under the agent's own tags
+    fifo, agent = _scalars(tb / "baseline-fifo"), _scalars(tb / "model-tiny-maskable_ppo")
+    for tag in ("mr/mean_jct", "mr_eval/mean_jct", "mr/locality_node", "mr_eval/jobs_completed"):
+        assert [s for s, _ in fifo[tag]] == [0, 128] and fifo[tag][0][1] == fifo[tag][1][1]
+        assert [s for s, _ in agent[tag]] == [128]
+
+
+def _scalars(run: Path) -> dict[str, list[tuple[int, float]]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run))
+    acc.Reload()
+    return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
+
+
+def test_tensorboard_baselines_span_the_agent_runs_under_the_logdir(tmp_path):
+    from agents.tensorboard import write_tensorboard
+
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "train_stats.yaml").write_text("steps: 300000\n")
+    rows = [
+        {"policy": "fifo", "seed": s, "mean_jct_s": v, "map_locality.node": 0.5}
+        for s, v in ((0, 100.0), (1, 300.0))
+    ]
+    assert write_tensorboard(rows, tmp_path) == {"baseline-fifo": [0, 300_000]}
+    fifo = _scalars(tmp_path / "baseline-fifo")
+    assert fifo["mr/mean_jct"] == [(0, 200.0), (300_000, 200.0)]  # the mean over the seeds
+    assert fifo["mr_eval/locality_node"] == [(0, 0.5), (300_000, 0.5)]

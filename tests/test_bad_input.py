@@ -496,8 +496,8 @@ def test_cli_reports_reversed_seeds_missing_models_and_truncation():
         cli_error("compare", "--seeds", "5-2")
         == "--seeds '5-2': the range 5-2 runs backwards; write 2-5"
     )
-    assert cli_error("evaluate", "--model", "/nonexistent/model.zip").endswith(
-        "does not exist (expected a model.zip)"
+    assert cli_error("evaluate", "--model", "/nonexistent/model.zip").startswith(
+        "no saved model at /nonexistent/model.zip"
     )
     r = run_cli("simulate", "--config", "lee-gpu", "--set", "run.max_sim_time_s=60")
     assert r.returncode == 0

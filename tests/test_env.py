@@ -57,7 +57,9 @@ def _play(env, seed, rng):
             set(info) >= INFO_KEYS and "episode" not in info and "terminal_observation" not in info
         )
         mask = env.unwrapped.action_masks()
-        assert mask[-1] and (mask == info["action_mask"].astype(bool)).all()
+        # decline is legal unless the (default) work-conserving mask forbids idling
+        assert mask[-1] == (not env.unwrapped.codec.work_conserving or not mask[:-1].any())
+        assert (mask == info["action_mask"].astype(bool)).all()
         a = int(rng.choice(np.flatnonzero(mask)))
         obs, r, term, trunc, info = env.step(a)
         assert isinstance(r, float) and type(term) is bool and type(trunc) is bool

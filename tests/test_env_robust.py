@@ -71,7 +71,9 @@ def test_run_sim_and_run_episode_agree_at_default_slots(name, queue_order, confi
 
 
 def test_slots_hold_only_jobs_that_can_launch_here():
-    env = gym.make("MRCluster-v0", config="ila72", job_slots=3, speculation=False).unwrapped
+    env = gym.make(
+        "MRCluster-v0", config="ila72", job_slots=3, speculation=False, queue_order="arrival"
+    ).unwrapped
     obs, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     seen_skip = False

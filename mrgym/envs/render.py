@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import numpy as np
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -54,36 +57,353 @@ def render_ansi(env) -> str:
     return "\n".join(lines)
 
 
+# -- rgb_array -----------------------------------------------------------------------------
+# The image is laid out in data units: a slot is a 1 x 1 cell; a VM box holds its map slots
+# (squares, top row) and reduce slots (circles, bottom row); a host box holds its VMs side
+# by side; hosts stack down a rack column (wrapping into several columns for big racks),
+# and racks sit side by side (wrapping into rows of racks).  Matplotlib (Agg) draws it on a
+# canvas of a fixed pixel size, so every frame of an environment has the same shape.
+FRAME_PX = (1280, 800)  # width, height of every rgb_array frame
+_DPI = 100
+_HOSTS_PER_COLUMN = 12
+_CELL = 1.0
+_VM_PAD = 0.25
+_HOST_LABEL_W = 2.6
+_FREE = "#ffffff"
+_DOWN = "#4d4d4d"
+_NATIVE_FILL = "#fbf3dc"
+_VIRTUAL_FILL = "#e3eef9"
+_DECISION = "#d62728"
+_EVICTING = "#ff7f0e"
+_WEB_OK = "#8fd18f"
+_WEB_SLA = "#f08080"
+_DATANODE = "#d0d0d0"
+
+
+def _vm_width(vm) -> float:
+    if vm.is_worker:
+        return max(vm.map_slots, vm.reduce_slots, 1) * _CELL + 2 * _VM_PAD
+    return 1.6 * _CELL  # a DataNode-only or interactive VM: a small labelled box
+
+
+def _host_width(h) -> float:
+    return _HOST_LABEL_W + sum(_vm_width(v) + _VM_PAD for v in h.vms) + _VM_PAD
+
+
+_HOST_H = 2 * _CELL + 3 * _VM_PAD  # two slot rows inside a VM box, plus margins
+_HOST_GAP = 0.35
+_RACK_PAD = 0.6
+_RACK_TITLE = 1.4
+
+
+class _Layout:
+    """Positions of racks, hosts and VMs (static for an episode: computed once)."""
+
+    def __init__(self, topo):
+        self.racks = []  # (rack, x, y, w, h)
+        self.hosts = []  # (host, x, y, w)
+        host_w = max((_host_width(h) for h in topo.hosts), default=4.0)
+        blocks = []
+        for rack in topo.racks:
+            n = len(rack.hosts)
+            cols = max(1, math.ceil(n / _HOSTS_PER_COLUMN))
+            rows = max(1, math.ceil(n / cols))
+            w = cols * host_w + (cols - 1) * _RACK_PAD + 2 * _RACK_PAD
+            h = rows * (_HOST_H + _HOST_GAP) - _HOST_GAP + 2 * _RACK_PAD + _RACK_TITLE
+            blocks.append((rack, cols, rows, w, h))
+        # racks side by side, wrapped into rows so the drawing keeps the frame's aspect
+        widest = max((b[3] for b in blocks), default=1.0)
+        tallest = max((b[4] for b in blocks), default=1.0)
+        # the drawing area (axes) is 0.73 x 0.86 of the frame: pick the racks per row that
+        # lets the cells be largest
+        area_w, area_h = 0.73 * FRAME_PX[0], 0.86 * FRAME_PX[1]
+        per_row, best = 1, 0.0
+        for k in range(1, len(blocks) + 1):
+            rows_k = math.ceil(len(blocks) / k)
+            scale = min(area_w / (k * (widest + 1.0)), area_h / (rows_k * (tallest + 1.0)))
+            if scale > best:
+                per_row, best = k, scale
+        gap = 1.0
+        for i, (rack, _cols, rows, _w, _h) in enumerate(blocks):
+            x0 = (i % per_row) * (widest + gap)
+            y0 = (i // per_row) * (tallest + gap)
+            self.racks.append((rack, x0, y0, widest, tallest))
+            for j, host in enumerate(rack.hosts):
+                c, r = divmod(j, rows)
+                hx = x0 + _RACK_PAD + c * (host_w + _RACK_PAD)
+                hy = y0 + _RACK_TITLE + _RACK_PAD + r * (_HOST_H + _HOST_GAP)
+                self.hosts.append((host, hx, hy, host_w))
+        n_rows = math.ceil(len(blocks) / per_row) if blocks else 1
+        self.width = min(per_row, max(len(blocks), 1)) * (widest + gap) - gap
+        self.height = n_rows * (tallest + gap) - gap
+        self.n_cells = sum(v.map_slots + v.reduce_slots for v in topo.vms)
+
+
+def _job_colour(position: int):
+    """Colour of the job at this queue position (the same position as its letter), so
+    that a frame's colours are as distinct as its letters."""
+    import matplotlib
+
+    if position < 10:
+        return matplotlib.colormaps["tab10"](position)
+    return matplotlib.colormaps["tab20"](2 * ((position - 10) % 10) + 1)  # lighter shades
+
+
 def render_rgb(env) -> np.ndarray:
-    """One row per host, one cell per slot, coloured by job (grey: free, black: down)."""
+    """The cluster as an image (uint8, FRAME_PX[1] x FRAME_PX[0] x 3): racks boxed and
+    named, each host a box with its VMs, map slots as squares (top row) and reduce slots
+    as circles (bottom row), filled with the colour of the job running there (white:
+    free), the requesting VM outlined in red, and a legend of the colours and jobs."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.collections import PatchCollection
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Circle, Patch, Rectangle
 
     sim = env.sim
-    hosts = sim.topo.hosts
-    width = max((sum(v.map_slots + v.reduce_slots for v in h.vms) for h in hosts), default=1) or 1
-    grid = np.full((len(hosts), width, 3), 0.85)
-    cmap = plt.get_cmap("tab20")
+    fig = Figure(figsize=(FRAME_PX[0] / _DPI, FRAME_PX[1] / _DPI), dpi=_DPI)
+    if sim is None:
+        fig.text(0.5, 0.5, "(call reset() first)", ha="center", va="center")
+        return _to_array(fig)
+    layout = getattr(sim, "_render_layout", None)
+    if layout is None:  # the topology is static for an episode: lay it out once
+        layout = sim._render_layout = _Layout(sim.topo)
+    ax = fig.add_axes((0.01, 0.01, 0.73, 0.86))
+    ax.set_xlim(-0.5, layout.width + 0.5)
+    ax.set_ylim(layout.height + 0.5, -0.5)  # y grows downwards, like the text view
+    ax.set_aspect("equal", adjustable="box", anchor="NW")
+    ax.axis("off")
+    small = layout.n_cells <= 800  # letters and host names only where they stay legible
+    font = 7 if layout.n_cells <= 300 else 5
+
     order = {j.id: i for i, j in enumerate(sim.active_list)}
-    for r, h in enumerate(hosts):
-        c = 0
-        for vm in h.vms:
-            busy = [a for a in vm.running]
-            for k in range(vm.map_slots + vm.reduce_slots):
-                if not h.alive:
-                    grid[r, c] = (0, 0, 0)
-                elif k < len(busy):
-                    grid[r, c] = cmap(order.get(busy[k].task.job.id, 0) % 20)[:3]
-                c += 1
-    fig, ax = plt.subplots(figsize=(6, max(2.0, 0.25 * len(hosts))), dpi=80)
-    ax.imshow(grid, aspect="auto", interpolation="nearest")
-    ax.set_xlabel("slot")
-    ax.set_ylabel("host")
-    ax.set_title(f"t = {sim.env.now:.0f} s, {sim.n_completed}/{len(sim.jobs)} jobs done")
-    fig.tight_layout()
-    fig.canvas.draw()
-    img = np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()
-    plt.close(fig)
+    boxes, box_fc, box_ec = [], [], []
+    cells, cell_fc = [], []
+    texts = []  # (x, y, text, kwargs)
+    for rack, x, y, w, h in layout.racks:
+        boxes.append(Rectangle((x, y), w, h))
+        box_fc.append("none")
+        box_ec.append("#333333")
+        texts.append((x + 0.4, y + 0.9, rack.name, {"fontsize": 9, "weight": "bold"}))
+    decision = env._vm
+    decision_box = None
+    for host, hx, hy, hw in layout.hosts:
+        boxes.append(Rectangle((hx, hy), hw, _HOST_H))
+        if not host.alive:
+            box_fc.append(_DOWN)
+        else:
+            box_fc.append(_VIRTUAL_FILL if host.virtualized else _NATIVE_FILL)
+        box_ec.append(_EVICTING if host.evicting else "#777777")
+        if small:
+            texts.append(
+                (hx + 0.2, hy + _HOST_H / 2, host.name, {"fontsize": font, "va": "center"})
+            )
+        vx = hx + _HOST_LABEL_W
+        for vm in host.vms:
+            vw = _vm_width(vm)
+            vy = hy + _VM_PAD
+            if vm.is_worker:
+                boxes.append(Rectangle((vx, vy), vw, 2 * _CELL + _VM_PAD))
+                box_fc.append("#ffffff" if host.alive and vm.alive else _DOWN)
+                box_ec.append("#555555")
+                maps = [a for a in vm.running if a.task.kind == "map"]
+                reds = [a for a in vm.running if a.task.kind != "map"]
+                for row, (n_slots, busy) in enumerate(
+                    ((vm.map_slots, maps), (vm.reduce_slots, reds))
+                ):
+                    cy = vy + _VM_PAD / 2 + row * (_CELL + _VM_PAD / 2)
+                    for k in range(n_slots):
+                        cx = vx + _VM_PAD + k * _CELL
+                        fc = (
+                            _job_colour(order.get(busy[k].task.job.id, 25))
+                            if k < len(busy)
+                            else _FREE
+                        )
+                        if row == 0:
+                            cells.append(Rectangle((cx + 0.08, cy + 0.08), 0.84, 0.84))
+                        else:
+                            cells.append(Circle((cx + 0.5, cy + 0.5), 0.43))
+                        cell_fc.append(fc)
+                        if small and k < len(busy):
+                            i = order.get(busy[k].task.job.id)
+                            mark = "?" if i is None else LETTERS[i % 26]
+                            r, g, b = fc[:3]
+                            ink = "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.55 else "black"
+                            texts.append(
+                                (
+                                    cx + 0.5,
+                                    cy + 0.52,
+                                    mark if row == 0 else mark.lower(),
+                                    {
+                                        "fontsize": font - 1,
+                                        "ha": "center",
+                                        "va": "center",
+                                        "color": ink,
+                                        "weight": "bold",
+                                    },
+                                )
+                            )
+            else:
+                app = sim.app_of.get(vm.id)
+                if app is not None:
+                    ok = app.response_s() <= app.spec.sla_s
+                    fc, label = (_WEB_OK if ok else _WEB_SLA), "web"
+                else:
+                    fc, label = _DATANODE, "dn"
+                boxes.append(Rectangle((vx, vy), vw, 2 * _CELL + _VM_PAD))
+                box_fc.append(fc if host.alive else _DOWN)
+                box_ec.append("#555555")
+                if small:
+                    texts.append(
+                        (
+                            vx + vw / 2,
+                            vy + _CELL + _VM_PAD / 2,
+                            label,
+                            {"fontsize": font - 1, "ha": "center", "va": "center"},
+                        )
+                    )
+            if vm is decision:
+                decision_box = (vx - 0.12, vy - 0.12, vw + 0.24, 2 * _CELL + 0.49)
+            vx += vw + _VM_PAD
+    lw = 0.6 if small else 0.3
+    ax.add_collection(
+        PatchCollection(boxes, facecolors=box_fc, edgecolors=box_ec, linewidths=lw, zorder=1)
+    )
+    if decision_box is not None:  # on top of everything, thick: the eye finds it first
+        x, y, w, h = decision_box
+        ax.add_patch(
+            Rectangle((x, y), w, h, fill=False, edgecolor=_DECISION, linewidth=2.0, zorder=4)
+        )
+    ax.add_collection(
+        PatchCollection(cells, facecolors=cell_fc, edgecolors="#555555", linewidths=lw, zorder=2)
+    )
+    for x, y, t, kw in texts:
+        ax.text(x, y, t, zorder=3, **kw)
+
+    # title: what, when, who asks
+    sc = sim.scenario
+    who = "episode over" if decision is None else f"decision: {env._kind} slot of {decision.name}"
+    fig.suptitle(
+        f"{sc.name} (seed {sim.seed})   t = {sim.env.now:,.0f} s   jobs done "
+        f"{sim.n_completed} of {len(sim.jobs)}"
+        f"   running {sim.n_running}   pending maps {sim.n_pending_maps}"
+        f"   ready reduces {sim.n_ready_reduces}\n{who}",
+        x=0.01,
+        ha="left",
+        fontsize=11,
+    )
+    # legend: slot shapes, host kinds, markers; then the job colours
+    handles = [
+        Line2D([], [], marker="s", ls="", mfc=_FREE, mec="#555555", ms=9, label="map slot, free"),
+        Line2D(
+            [], [], marker="o", ls="", mfc=_FREE, mec="#555555", ms=9, label="reduce slot, free"
+        ),
+        Line2D(
+            [],
+            [],
+            marker="s",
+            ls="",
+            mfc="#9e9e9e",
+            mec="#555555",
+            ms=9,
+            label="busy: job colour (A = map,\n  a = reduce of queue job A)",
+        ),
+        Patch(fc=_NATIVE_FILL, ec="#777777", label="native host"),
+        Patch(fc=_VIRTUAL_FILL, ec="#777777", label="virtualized host (VMs)"),
+        Patch(fc=_DOWN, ec="#777777", label="host down (failed / evicted)"),
+        Patch(fc="none", ec=_EVICTING, lw=2, label="spot host, eviction notice"),
+        Patch(fc="none", ec=_DECISION, lw=2, label="VM asking for a task"),
+    ]
+    kinds = {v.id in sim.app_of for v in sim.topo.vms if not v.is_worker}
+    if True in kinds:
+        handles += [
+            Patch(fc=_WEB_OK, ec="#555555", label="interactive VM, within SLA"),
+            Patch(fc=_WEB_SLA, ec="#555555", label="interactive VM, SLA violated"),
+        ]
+    if False in kinds:
+        handles.append(Patch(fc=_DATANODE, ec="#555555", label="DataNode-only VM"))
+    leg = fig.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(0.755, 0.90),
+        fontsize=8,
+        title="cluster",
+        title_fontsize=9,
+        frameon=False,
+    )
+    leg._legend_box.align = "left"
+    jobs = sim.active_list[:14]
+    job_handles = [
+        Patch(
+            fc=_job_colour(i),
+            ec="#555555",
+            label=f"{LETTERS[i % 26]} {j.name[:18]}  {j.maps_done}/{len(j.maps)}m "
+            f"{j.reduces_done}/{len(j.reduces)}r",
+        )
+        for i, j in enumerate(jobs)
+    ]
+    more = len(sim.active_list) - len(jobs)
+    if more > 0:
+        job_handles.append(Patch(fc="none", ec="none", label=f"... and {more} more"))
+    if not job_handles:
+        job_handles.append(Patch(fc="none", ec="none", label="(no active job)"))
+    fig.legend(
+        handles=job_handles,
+        loc="upper left",
+        bbox_to_anchor=(0.755, 0.47),
+        fontsize=8,
+        title="active jobs (queue order): done maps, reduces",
+        title_fontsize=9,
+        frameon=False,
+    )
+    return _to_array(fig)
+
+
+def _to_array(fig) -> np.ndarray:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    img = np.asarray(canvas.buffer_rgba())[..., :3].copy()
+    assert img.shape == (FRAME_PX[1], FRAME_PX[0], 3), img.shape
     return img
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Save one rgb_array frame as a PNG (the README's picture):
+    ``python -m mrgym.envs.render --config ila72 --steps 2000 --out docs/render_frame.png``."""
+    import argparse
+
+    import matplotlib.image
+
+    import mrgym
+    from mrgym.envs.mr_cluster import MRClusterEnv
+
+    p = argparse.ArgumentParser(prog="python -m mrgym.envs.render", description=main.__doc__)
+    p.add_argument("--config", default="ila72", help="scenario name or YAML path")
+    p.add_argument("--steps", type=int, default=2000, help="decisions before the frame")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--policy", default="fair", help="baseline that makes the decisions")
+    p.add_argument("--out", default="docs/render_frame.png")
+    p.add_argument("--ansi", action="store_true", help="also print the text view")
+    a = p.parse_args(argv)
+    env = MRClusterEnv(config=a.config, render_mode="rgb_array")
+    policy = mrgym.EnvPolicy(a.policy)
+    policy.bind(env)
+    obs, info = env.reset(seed=a.seed)
+    for _ in range(a.steps):
+        obs, _, term, trunc, info = env.step(policy.predict(obs, info))
+        if term or trunc:
+            break
+    frame = env.render()
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    matplotlib.image.imsave(a.out, frame)
+    if a.ansi:
+        print(render_ansi(env))
+    print(f"wrote {a.out} ({frame.shape[1]}x{frame.shape[0]}) at t={info['sim_time']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""The CLI as a person meets it: Ctrl-C, progress without a terminal, where results go,
+plots that say what they show, --version and defaults in --help."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import run_cli
+
+import mrgym
+import mrgym.runner as runner
+from mrgym import cli
+
+# the module, not the function `mrgym.evaluate` that shadows its name on the package
+ev = importlib.import_module("mrgym.evaluate")
+
+COMPARE = ["compare", "--config", "lee-gpu", "--schedulers", "fifo,fair"]
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _interrupt_after(monkeypatch, n: int) -> None:
+    """The (n+1)-th run raises KeyboardInterrupt, as Ctrl-C in the middle of it would."""
+    real = ev._run_one
+    calls = {"n": 0}
+
+    def run_one(*args, **kwargs):
+        if calls["n"] == n:
+            raise KeyboardInterrupt
+        calls["n"] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ev, "_run_one", run_one)
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------
+def test_ctrl_c_in_compare_saves_the_finished_runs(tmp_path, monkeypatch, capsys):
+    _interrupt_after(monkeypatch, 2)
+    out = tmp_path / "cmp"
+    assert cli.main([*COMPARE, "--seeds", "0-2", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    # the progress lines of the 2 finished runs, then one line
+    assert err.strip().splitlines()[2:] == [
+        f"mrgym: interrupted after 2 of 6 runs; the 2 finished are in {out / 'results.csv'}"
+    ]
+    rows = _read_csv(out / "results.csv")
+    assert [(r["policy"], r["seed"]) for r in rows] == [("fifo", "0"), ("fifo", "1")]
+    assert float(rows[0]["mean_jct_s"]) > 0
+    assert not (out / "jct.png").exists()  # no plots of a partial run
+
+
+def test_ctrl_c_before_any_run_finished_writes_nothing(tmp_path, monkeypatch, capsys):
+    _interrupt_after(monkeypatch, 0)
+    out = tmp_path / "cmp"
+    assert cli.main([*COMPARE, "--seeds", "0", "--out", str(out)]) == 130
+    assert "none had finished" in capsys.readouterr().err
+    assert not (out / "results.csv").exists()
+
+
+def test_ctrl_c_elsewhere_is_one_line_and_130(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_simulate", interrupted)
+    assert cli.main(["simulate"]) == 130
+    assert capsys.readouterr().err.strip() == "mrgym: interrupted"
+
+
+def test_evaluate_interrupted_is_a_keyboard_interrupt_with_the_rows(monkeypatch):
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt) as e:
+        mrgym.evaluate(["fifo"], ["lee-gpu"], [0, 1])
+    assert isinstance(e.value, ev.EvaluationInterrupted)
+    assert len(e.value.rows) == 1 and e.value.total == 2
+
+
+# -- progress without a terminal -----------------------------------------------------------
+def test_compare_logs_one_line_per_run_when_stderr_is_a_pipe(tmp_path):
+    r = run_cli(*COMPARE, "--seeds", "0-1", "--out", str(tmp_path))  # stderr: a pipe
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 4, r.stderr
+    assert re.fullmatch(r"\[1/4\] fifo lee-gpu seed 0: \d+\.\d s", lines[0]), lines
+    assert re.fullmatch(r"\[4/4\] fair lee-gpu seed 1: \d+\.\d s", lines[3]), lines
+    assert "\r" not in r.stderr  # no tqdm bar in a log
+
+
+def test_long_simulate_logs_a_line_per_tenth_of_the_jobs(monkeypatch, capsys):
+    monkeypatch.setattr(runner, "LINE_QUIET_S", 0.0)  # as if the run were long
+    runner.run_sim("ila72", "fifo", 0, progress=True)  # capsys' stderr is no terminal
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert 8 <= len(lines) <= 11, lines
+    assert re.fullmatch(r"ila72 fifo seed 0: 25/25 jobs \(100 %\), \d+\.\d s", lines[-1])
+
+
+def test_short_simulate_stays_quiet_and_every_s_still_reports(capsys):
+    runner.run_sim("lee-gpu", "fifo", 0, progress=True)
+    assert capsys.readouterr().err == ""
+    log = runner.LineProgress(1000, "x", every_s=0.0, quiet_s=1e9)
+    log(1)  # not a tenth, but every_s has passed
+    assert capsys.readouterr().err.startswith("x: 1/1000 jobs (0 %)")
+
+
+def test_progress_mode():
+    assert runner.progress_mode(False) is None
+    assert runner.progress_mode("lines") == "lines"
+    with pytest.raises(ValueError, match="progress"):
+        runner.progress_mode("fancy")
+
+
+# -- where results go ------------------------------------------------------------------
+def test_compare_without_out_never_overwrites(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = [*COMPARE, "--seeds", "0"]
+    assert cli.main(argv) == 0
+    first = capsys.readouterr().out
+    assert cli.main(argv) == 0  # within the same second: a -2 suffix
+    second = capsys.readouterr().out
+    dirs = sorted((tmp_path / "runs").iterdir())
+    assert len(dirs) == 2
+    for d in dirs:
+        assert re.fullmatch(r"compare-lee-gpu-\d{8}-\d{6}(-2)?", d.name), d.name
+        assert len(_read_csv(d / "results.csv")) == 2
+    assert f"to {Path('runs') / dirs[0].name}/" in first + second
+    assert f"to {Path('runs') / dirs[1].name}/" in first + second
+
+
+def test_compare_with_out_says_it_replaces(tmp_path, capsys):
+    argv = [*COMPARE, "--seeds", "0", "--out", str(tmp_path)]
+    assert cli.main(argv) == 0
+    assert "replacing" not in capsys.readouterr().err
+    assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"mrgym: --out {tmp_path}: replacing its results.csv, jct_cdf.png" in err
+
+
+# -- plots and the summary ---------------------------------------------------------------
+def test_summary_is_mean_and_95_ci_and_the_table_says_so():
+    rows = [
+        {"scenario": "s", "policy": "p", "seed": i, "mean_jct_s": v}
+        for i, v in enumerate([10.0, 12.0, 17.0])
+    ]
+    from scipy import stats
+
+    (row,) = ev.summarize(rows)
+    m, half = row["mean_jct_s"]
+    lo, hi = stats.t.interval(0.95, 2, loc=13.0, scale=stats.sem([10.0, 12.0, 17.0]))
+    assert m == pytest.approx(13.0) and half == pytest.approx((hi - lo) / 2)
+    assert ev.summarize(rows, "std")[0]["mean_jct_s"][1] == pytest.approx(
+        np.std([10, 12, 17], ddof=1)
+    )
+    table = ev.markdown_table([row])
+    assert "| p | 13.0 ± " in table
+    assert table.endswith("95 % confidence interval of the mean (Student t) over 3 seeds (0-2).")
+    (one,) = ev.summarize(rows[:1])
+    assert math.isnan(one["mean_jct_s"][1])
+    assert "| p | 10.0 |" in ev.markdown_table([one])  # no "± nan" for one seed
+
+
+def test_plot_helpers():
+    assert ev.format_seeds([4, 0, 1, 2, 7, 8]) == "0-2, 4, 7-8"
+    label = "maskable_ppo:ila72-jct-fewest-remaining-workconserving-a-very-long-name"
+    wrapped = ev.wrap_label(label, 18)
+    assert all(len(line) <= 18 for line in wrapped.split("\n"))
+    assert wrapped.replace("\n", "") == label
+    # a policy keeps its colour whatever else is plotted beside it
+    a = ev.policy_colors(["fair", "my-model"])
+    b = ev.policy_colors(["late", "fifo", "fair"])
+    assert a["fair"] == b["fair"] and a["my-model"] != a["fair"]
+
+
+def test_plots_are_written_at_print_resolution(tmp_path):
+    from PIL import Image
+
+    rows = mrgym.evaluate(["fifo", "fair"], ["lee-gpu"], [0, 1], keep_logs=True)
+    paths = ev.plot(rows, tmp_path, ev.job_jcts(rows))
+    assert [p.name for p in paths] == [
+        "jct_cdf.png",
+        "jct.png",
+        "throughput_fairness.png",
+        "locality.png",
+    ]
+    for p in paths:
+        with Image.open(p) as im:
+            assert round(im.info["dpi"][0]) >= 150
+            assert im.width >= 1000
+
+
+# -- small things --------------------------------------------------------------------------
+def test_version():
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"mrgym {mrgym.__version__}"
+
+
+def test_help_shows_the_defaults():
+    assert "(default: dl-sched)" in " ".join(run_cli("simulate", "--help").stdout.split())
+    text = " ".join(run_cli("compare", "--help").stdout.split())
+    assert "(default: 0-4)" in text and "(default: all)" in text
+    assert "runs/compare-CONFIG-YYYYmmdd-HHMMSS" in text
+    assert "(default: ila2400)" in " ".join(run_cli("bench", "--help").stdout.split())
+
+
+def test_reversed_seed_range_is_named():
+    with pytest.raises(ValueError, match="the range 5-2 runs backwards; write 2-5"):
+        cli.parse_seeds("5-2")
