@@ -2,9 +2,8 @@
 
 Every ```python block of README.md runs, in order, in one namespace.  Budgets are cut
 textually: ``range(5)`` seeds -> ``range(1)``, and the environment examples' ``ila72``
-becomes ila72 with its 25 jobs shrunk to 150 maps (same cluster, so the same spaces; with
-speculation on, a full ila72 episode is ~50 000 steps, too slow for an SB3 model's
-per-step predict).  A block that needs a trained SB3 ``model`` gets a tiny MaskablePPO
+becomes ila72 with its 25 jobs shrunk to 150 maps (same cluster, so the same spaces; a
+full ila72 episode is thousands of steps, slow for an SB3 model's per-step predict).  A block that needs a trained SB3 ``model`` gets a tiny MaskablePPO
 whose untrained policy is made to pick the first legal action (an untrained argmax may
 prefer "decline" everywhere and stall the episode until the time cap).
 """
