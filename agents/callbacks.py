@@ -82,17 +82,25 @@ class HeldOutEvalCallback(BaseCallback):
         self.seeds = seeds
         self.every = every_steps
         self._next = every_steps
+        self._last = -1  # the step of the last evaluation
         self.history: list[tuple[int, float]] = []
         self.episode_steps: list[int] = []  # of the last evaluation, one per seed
 
+    def _on_training_start(self) -> None:
+        # a resumed run starts at its step count: the next evaluation is the next multiple
+        # of every_steps after it (not every step until the schedule catches up)
+        self._next = (self.num_timesteps // self.every + 1) * self.every
+        self._last = -1
+
     def _on_step(self) -> bool:
         if self.num_timesteps >= self._next:
-            self._next += self.every
+            self._next = (self.num_timesteps // self.every + 1) * self.every
             self.evaluate()
         return True
 
     def _on_training_end(self) -> None:
-        self.evaluate()
+        if self._last != self.num_timesteps:  # not twice at the same step
+            self.evaluate()
 
     def evaluate(self) -> float:
         import mrgym
@@ -113,6 +121,7 @@ class HeldOutEvalCallback(BaseCallback):
             if vals:
                 self.logger.record(f"mr_eval/{tag}", float(np.mean(vals)))
         jct = float(np.mean([r["mean_jct"] for r in rows]))
+        self._last = self.num_timesteps
         self.history.append((self.num_timesteps, jct))
         self.logger.dump(self.num_timesteps)
         return jct

@@ -114,7 +114,12 @@ def write_tensorboard(
             m = _AT_STEPS.search(policy)
             own = models[policy] or (int(m.group(1)) if m else found.get(policy.split(":")[-1]))
             steps = [own] if own else [0, end]
-        w = SummaryWriter(str(Path(logdir) / folder))
+        run_dir = Path(logdir) / folder
+        # a policy's folder holds one comparison: the event files of an earlier one would
+        # draw a second line over the same steps (a zig-zag in TensorBoard)
+        for old in run_dir.glob("events.out.tfevents.*"):
+            old.unlink()
+        w = SummaryWriter(str(run_dir))
         for step in steps:
             for tag, v in tags.items():
                 for prefix in PREFIXES:

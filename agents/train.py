@@ -153,10 +153,20 @@ def train(
         ckpt = resolve_model_path(resume)
         cfg, run_dir = _resume_config(cfg, ckpt)
         start = saved_steps(ckpt)
+        stats_file = run_dir / "train_stats.yaml"
+        latest = (
+            yaml.safe_load(stats_file.read_text()).get("steps") if stats_file.exists() else None
+        )
+        if isinstance(latest, int) and latest > start:
+            print(
+                f"train: note: resuming {run_dir} from step {start:,}, before its latest "
+                f"({latest:,}): its model.zip and later checkpoints will be replaced",
+                file=sys.stderr,
+            )
     elif cfg is None:
         raise ValueError("train: give a config, or resume= a checkpoint")
     else:
-        run_dir = Path(logdir) / cfg.name
+        run_dir = _fresh_run_dir(Path(logdir), cfg.name)
     total = steps or cfg.total_steps
     if resume and total <= start:
         raise ValueError(
@@ -217,16 +227,22 @@ def train(
     if progress:
         callbacks.append(TqdmCallback(total, initial=start, episodes=metrics_cb))
     t0 = time.perf_counter()
-    model.learn(
-        total - start,
-        callback=CallbackList(callbacks),
-        reset_num_timesteps=not resume,
-        tb_log_name="run",
-    )
+    interrupted = False
+    try:
+        model.learn(
+            total - start,
+            callback=CallbackList(callbacks),
+            reset_num_timesteps=not resume,
+            tb_log_name="run",
+        )
+    except KeyboardInterrupt:
+        # keep what was learned: model.zip is what --resume RUN continues from
+        interrupted = True
     wall = time.perf_counter() - t0
     model.save(str(run_dir / "model.zip"))
     stats = {
         "steps": int(model.num_timesteps),
+        "interrupted": interrupted,
         "resumed_from": int(start) if resume else None,
         "episodes_finished": metrics_cb.episodes,
         "wall_s": round(wall, 1),
@@ -234,11 +250,29 @@ def train(
     }
     (run_dir / "train_stats.yaml").write_text(yaml.safe_dump(stats, sort_keys=False))
     venv.close()
+    if interrupted:
+        print(
+            f"train: interrupted at {model.num_timesteps:,} steps; saved {run_dir / 'model.zip'}"
+            f" (continue with --resume {run_dir})",
+            file=sys.stderr,
+        )
+        raise KeyboardInterrupt
     if metrics_cb.episodes == 0:
         print(
             no_episode_note(model.num_timesteps - start, cfg, metrics_cb, eval_cb), file=sys.stderr
         )
     return run_dir
+
+
+def _fresh_run_dir(logdir: Path, name: str) -> Path:
+    """``logdir/name``, or ``name-2``, ``name-3``... when that folder already holds a run:
+    a new run never mixes its checkpoints and event files with an old one's."""
+    run = logdir / name
+    k = 2
+    while (run / "model.zip").exists() or (run / "checkpoints").exists():
+        run = logdir / f"{name}-{k}"
+        k += 1
+    return run
 
 
 def no_episode_note(

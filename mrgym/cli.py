@@ -170,11 +170,15 @@ def fresh_out_dir(config: str, root: Path = Path("runs")) -> Path:
     new folder per run, so a second ``compare`` never overwrites the first one's results;
     the timestamp sorts the runs and says when each was made."""
     base = root / f"compare-{Path(config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    root.mkdir(parents=True, exist_ok=True)
     out, k = base, 1
-    while out.exists():
-        k += 1
-        out = base.with_name(f"{base.name}-{k}")
-    return out
+    while True:
+        try:  # created here, atomically: two compares started in one second get two folders
+            out.mkdir()
+            return out
+        except FileExistsError:
+            k += 1
+            out = base.with_name(f"{base.name}-{k}")
 
 
 #: What ``compare`` writes into its folder; the stale ones go when a run replaces them.
@@ -236,7 +240,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _clear(out)
     write_csv(rows, out / "results.csv")
     paths = plot(rows, out, job_jcts(rows))
-    print(f"{sc.name}, {len(seeds)} seeds ({format_seeds(seeds)})\n")
+    n = len(seeds)
+    print(f"{sc.name}, {n} seed{'s' if n != 1 else ''} ({format_seeds(seeds)})\n")
     print(markdown_table(summarize(rows)))
     print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
     return 0

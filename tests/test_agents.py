@@ -207,3 +207,50 @@ def test_tensorboard_baselines_span_the_agent_runs_under_the_logdir(tmp_path):
     fifo = _scalars(tmp_path / "baseline-fifo")
     assert fifo["mr/mean_jct"] == [(0, 200.0), (300_000, 200.0)]  # the mean over the seeds
     assert fifo["mr_eval/locality_node"] == [(0, 0.5), (300_000, 0.5)]
+    # a second comparison into the same folder replaces the line instead of adding a
+    # second one over the same steps (a zig-zag)
+    rows2 = [dict(r, mean_jct_s=50.0) for r in rows]
+    write_tensorboard(rows2, tmp_path)
+    assert _scalars(tmp_path / "baseline-fifo")["mr/mean_jct"] == [(0, 50.0), (300_000, 50.0)]
+
+
+def _eval_steps(run: Path) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    steps: list[int] = []
+    for events in sorted(run.glob("tb/*/events.out.tfevents.*")):
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        if "mr_eval/jobs_completed" in acc.Tags()["scalars"]:
+            steps += [e.step for e in acc.Scalars("mr_eval/jobs_completed")]
+    return steps
+
+
+def test_resume_keeps_the_held_out_schedule_and_a_second_run_gets_its_own_folder(tmp_path):
+    base = _cfg("maskable_ppo", steps=128)
+    cfg = base.model_copy(update={"eval": base.eval.model_copy(update={"every_steps": 128})})
+    run = train(cfg, logdir=tmp_path, progress=False)
+    train(None, steps=384, resume=run, progress=False)
+    # once per 128 steps and at the end, never twice at a step, never every step after a
+    # resume until the schedule catches up
+    assert sorted(_eval_steps(run)) == [128, 256, 384]
+    # the same config again: a new folder, not the old run's checkpoints beside new ones
+    again = train(cfg, logdir=tmp_path, progress=False)
+    assert again == tmp_path / f"{cfg.name}-2" and (again / "model.zip").exists()
+
+
+def test_an_interrupted_run_saves_its_model(tmp_path, monkeypatch):
+    from agents import callbacks
+
+    def interrupt(self):  # Ctrl-C during training, after the first rollout
+        if self.num_timesteps >= 64:
+            raise KeyboardInterrupt
+        return True
+
+    monkeypatch.setattr(callbacks.MRMetricsCallback, "_on_step", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        train(_cfg("maskable_ppo", steps=256), logdir=tmp_path, progress=False)
+    run = tmp_path / "tiny-maskable_ppo"
+    stats = yaml.safe_load((run / "train_stats.yaml").read_text())
+    assert stats["interrupted"] and 64 <= stats["steps"] < 256
+    assert load_model(run)[0].num_timesteps == stats["steps"]  # --resume RUN continues it

@@ -135,6 +135,19 @@ def test_compare_without_out_never_overwrites(tmp_path, monkeypatch, capsys):
     assert f"to {Path('runs') / dirs[1].name}/" in first + second
 
 
+def test_default_out_folders_are_claimed_when_chosen(tmp_path, monkeypatch):
+    # two compares started in the same second (two processes) each claim a folder at once,
+    # not when they finish: the second never writes into the first one's
+    monkeypatch.setattr(cli.time, "strftime", lambda fmt: "20260101-000000")
+    a = cli.fresh_out_dir("lee-gpu", tmp_path)
+    b = cli.fresh_out_dir("lee-gpu", tmp_path)
+    assert a.is_dir() and b.is_dir() and a != b
+    assert (a.name, b.name) == (
+        "compare-lee-gpu-20260101-000000",
+        "compare-lee-gpu-20260101-000000-2",
+    )
+
+
 def test_compare_with_out_says_it_replaces(tmp_path, capsys):
     argv = [*COMPARE, "--seeds", "0", "--out", str(tmp_path)]
     assert cli.main(argv) == 0

@@ -210,6 +210,20 @@ def test_restore_rejects_other_objects():
         env.unwrapped.restore({"actions": []})
 
 
+def test_restore_refuses_a_snapshot_of_another_environment():
+    env = gym.make("MRCluster-v0", config="lee-gpu")
+    env.reset(seed=0)
+    snap = env.unwrapped.snapshot()
+    other = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4)
+    other.reset(seed=0)
+    with pytest.raises(ValueError, match="taken with job_slots=8, this environment has 4"):
+        other.unwrapped.restore(snap)
+    ila = gym.make("MRCluster-v0", config="ila72")
+    ila.reset(seed=0)
+    with pytest.raises(ValueError, match="taken with scenario=another scenario"):
+        ila.unwrapped.restore(snap)
+
+
 def test_envs_attribute_after_import_mrgym_and_sim_without_gymnasium():
     """``mrgym.envs.MRClusterEnv`` works right after ``import mrgym`` (help() included),
     and the simulator core imports without Gymnasium or torch."""

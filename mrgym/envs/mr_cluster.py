@@ -60,6 +60,7 @@ class EnvSnapshot:
     hooks0: Scheduler | None  # the hooks as they were at reset (never mutated)
     hooks: Scheduler | None  # a copy of the hooks' state at the snapshot
     np_random_state: dict | None  # gym.Env's generator, which draws seeds for reset(None)
+    settings: tuple = ()  # the environment's construction settings (restore checks them)
 
 
 # per-episode attributes that hold simulator objects: dropped by __getstate__ and rebuilt
@@ -213,6 +214,16 @@ class MRClusterEnv(gym.Env):
         self.work_conserving = work_conserving
         self.render_mode = render_mode
         self.max_time = self.scenario.run.max_sim_time_s
+        # what a snapshot must agree on to be replayed here (restore checks it)
+        self._settings = (
+            ("scenario", self.scenario.model_dump_json()),
+            ("job_slots", self.codec.k),
+            ("queue_order", queue_order),
+            ("speculation", speculation),
+            ("work_conserving", work_conserving),
+            ("invalid_action", invalid_action),
+            ("reward_weights", tuple(sorted(self.weights.items()))),
+        )
         self.action_space = spaces.Discrete(self.codec.n)
         self.observation_space = spaces.Box(0.0, 1.0, (self.obs_builder.size,), dtype=np.float32)
         self.feature_names = (
@@ -365,6 +376,7 @@ class MRClusterEnv(gym.Env):
             hooks0=self._hooks0,
             hooks=copy.deepcopy(live),
             np_random_state=None if rng is None else copy.deepcopy(rng.bit_generator.state),
+            settings=self._settings,
         )
 
     def restore(self, snap: EnvSnapshot) -> None:
@@ -374,6 +386,13 @@ class MRClusterEnv(gym.Env):
         keeps working."""
         if not isinstance(snap, EnvSnapshot):
             raise TypeError(f"restore: expected an EnvSnapshot, got {type(snap).__name__}")
+        for (key, mine), (_, theirs) in zip(self._settings, snap.settings):
+            if mine != theirs:
+                shown = "another scenario" if key == "scenario" else repr(theirs)
+                raise ValueError(
+                    f"restore: the snapshot was taken with {key}={shown}, this environment "
+                    f"has {'a different one' if key == 'scenario' else repr(mine)}"
+                )
         if snap.np_random_state is not None:
             self.np_random.bit_generator.state = copy.deepcopy(snap.np_random_state)
         live = self.sim.scheduler.hooks if self.sim is not None else None
