@@ -391,15 +391,7 @@ def plot(
         ax.set_ylabel("fraction of completed jobs")
         ax.set_ylim(0, 1.01)
         ax.set_title(f"Job completion time CDF: {where}", fontsize=10)
-        ax.legend(
-            title="policy (jobs)",
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-            borderaxespad=0,
-            frameon=False,
-            fontsize=8,
-            title_fontsize=8,
-        )
+        _legend_outside(ax, "policy (jobs)")
         ax.grid(alpha=0.3, which="both")
         _caption(
             fig,
@@ -461,15 +453,7 @@ def plot(
     ax.set_ylim(len(summary) - 0.5, -0.5)
     ax.set_xlim(0, 1)
     ax.set_xlabel("fraction of map tasks (mean over seeds)")
-    ax.legend(
-        title="map input read from",
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        borderaxespad=0,
-        frameon=False,
-        fontsize=8,
-        title_fontsize=8,
-    )
+    _legend_outside(ax, "map input read from")
     ax.set_title(f"Map locality: {where}", fontsize=10)
     _caption(
         fig,
@@ -478,6 +462,19 @@ def plot(
     )
     paths.append(_save(fig, out / "locality.png"))
     return paths
+
+
+def _legend_outside(ax, title: str) -> None:
+    """The legend right of the axes, where it cannot cover a bar or a line."""
+    ax.legend(
+        title=title,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        borderaxespad=0,
+        frameon=False,
+        fontsize=8,
+        title_fontsize=8,
+    )
 
 
 def _save(fig, path: Path) -> Path:

@@ -354,7 +354,7 @@ def render_rgb(env) -> np.ndarray:
         loc="upper left",
         bbox_to_anchor=(0.755, 0.47),
         fontsize=8,
-        title="active jobs (queue order): done maps, reduces",
+        title="active jobs (arrival order): done maps, reduces",
         title_fontsize=9,
         frameon=False,
     )
