@@ -2,6 +2,7 @@
 
 mrgym simulate --config ila72 --scheduler dl-sched --seed 0 [--json] [--log tasks.csv]
 mrgym compare --config ila72 --seeds 0-4 [--out DIR]
+mrgym reproduce --paper all --seeds 3 --out .   # REPRODUCTION.md + reproduction/
 mrgym scenarios            # bundled scenarios, one line each
 mrgym schedulers           # registered scheduler names
 mrgym --version
@@ -335,6 +336,23 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from mrgym.reproduce.report import PLOTS, REPORT, reproduce, table
+
+    out = Path(args.out)
+    if (out / REPORT).exists():  # said before the runs, so there is time to Ctrl-C
+        print(f"mrgym: --out {out}: replacing its {REPORT} and {PLOTS}/", file=sys.stderr)
+    path, outcomes = reproduce(args.paper, args.seeds, out, progress=True)
+    print(table(outcomes))
+    plots = sum(o.result.plot is not None for o in outcomes)
+    print(f"\nwrote {path}, {plots} plot(s) and results.json in {out / PLOTS}/")
+    failed = [o.claim.key for o in outcomes if o.failed]
+    if failed:  # the rows say why; the status lets a script notice
+        print(f"mrgym: experiment failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """``(default: X)`` after each option's help, except where there is nothing to show
     (no default, or a flag's False)."""
@@ -453,6 +471,35 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--seeds", default="100-109", help="held-out seeds")
     e.add_argument("--csv", help="also write the per-seed rows to this CSV")
     e.set_defaults(func=cmd_evaluate)
+    r = sub.add_parser(
+        "reproduce",
+        help="run the papers' claims on the simulator and write a report with a verdict each",
+        description="Run each claim's experiment (the paper's number vs ours, mean ± 95 % CI "
+        "over seeds) and write DIR/REPRODUCTION.md (one table, a section per claim), "
+        "DIR/reproduction/*.png and DIR/reproduction/results.json. Exit status 1 if an "
+        "experiment failed (its row says why).",
+        formatter_class=HelpFormatter,
+    )
+    r.add_argument(
+        "--paper",
+        default="all",
+        choices=["ila", "pna", "lsap", "hybridmr", "lee", "all"],
+        help="whose claims to run",
+    )
+    r.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="seeds 0..N-1 for every claim (default: each claim's own, a few minutes in all)",
+    )
+    r.add_argument(
+        "--out",
+        default=".",
+        metavar="DIR",
+        help="folder for REPRODUCTION.md and reproduction/ (its old PNGs and results.json "
+        "are replaced)",
+    )
+    r.set_defaults(func=cmd_reproduce)
     sub.add_parser(
         "scenarios", help="list the bundled scenarios", formatter_class=HelpFormatter
     ).set_defaults(func=cmd_scenarios)

@@ -10,69 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from mrgym.sim.hdfs import Hdfs
-from mrgym.sim.scheduler import (
-    DECLINE,
-    MAP,
-    Decision,
-    DecisionContext,
-    Scheduler,
-    launch_map,
-    launch_reduce,
-)
+from mrgym.reproduce.probes import Pinned, cluster
+from mrgym.reproduce.probes import scenario as _probe_scenario
 
-
-class Pinned(Scheduler):
-    """Runs job j's maps only on the VMs ``pins[j]`` (any VM when absent) and, when
-    ``levels[j]`` is set, only where the map's locality equals that level."""
-
-    name = "pinned"
-
-    def __init__(
-        self, pins: dict[int, set[int]] | None = None, levels: dict[int, int] | None = None
-    ):
-        self.pins = pins or {}
-        self.levels = levels or {}
-
-    def decide(self, ctx: DecisionContext) -> Decision:
-        vm = ctx.vm
-        for job in ctx.jobs:
-            pins = self.pins.get(job.id)
-            if pins is not None and vm.id not in pins:
-                continue
-            if ctx.slot_kind != MAP:
-                if ctx.can_launch(job, "reduce"):
-                    return launch_reduce(job.id)
-                continue
-            if not ctx.can_launch(job, MAP):
-                continue
-            want = self.levels.get(job.id)
-            if want is None:
-                best = ctx.best_map(job)
-                if best is not None:
-                    return launch_map(job.id, best[0].index)
-                continue
-            for t in ctx.view.pending_maps(job):
-                if t.block is not None and Hdfs.locality(t.block, vm) == want:
-                    return launch_map(job.id, t.index)
-        return DECLINE
-
-
-def cluster(hosts: list[dict], racks: int = 1, **kw) -> dict:
-    c = {"racks": racks, "hosts": hosts, "heartbeat_s": 1.0}
-    c.update(kw)
-    return c
+__all__ = ["Pinned", "cluster", "scenario", "run_cli"]
 
 
 def scenario(cluster_: dict, jobs: list[dict], replication: int = 1, **kw) -> dict:
-    sc = {
-        "name": "test",
-        "cluster": cluster_,
-        "hdfs": {"replication": replication, "block_mb": kw.pop("block_mb", 128)},
-        "workload": {"kind": "jobs", "jobs": jobs},
-        "execution": {"noise_sigma": 0.0},
-    }
-    sc.update(kw)
+    """The probes' scenario builder, named "test" (error messages in tests say test.KEY)."""
+    sc = _probe_scenario(cluster_, jobs, replication, **kw)
+    sc["name"] = kw.get("name", "test")
     return sc
 
 

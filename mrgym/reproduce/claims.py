@@ -1,0 +1,59 @@
+"""The claim registry behind ``mrgym reproduce``: one entry per number a paper reports.
+
+A :class:`Claim` names its paper, figure or table, the paper's number (as the paper states
+it) and an experiment; running the experiment over seeds gives a :class:`Result`: our
+number (mean ± 95 % confidence interval where it is a mean over seeds), a verdict and the
+reason for it.  Verdicts are honest: ``reproduced`` when our number meets the stated
+criterion, ``same direction`` when the effect has the paper's sign/ordering but not its
+magnitude, ``not reproduced`` otherwise — with the measured numbers and the reason.
+Experiments use only the public simulator API (scenarios, ``run_sim``, schedulers), so a
+model change shows up here without touching this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+VERDICTS = ("reproduced", "same direction", "not reproduced")
+
+
+@dataclass(frozen=True)
+class Result:
+    ours: str  # our number(s), formatted for the table (e.g. "1.77, 2.71, ... x")
+    verdict: str  # one of VERDICTS
+    why: str  # the criterion applied and, when not reproduced, the reason found
+    plot: Path | None = None  # the experiment's figure, if it wrote one
+    data: dict = field(default_factory=dict)  # raw numbers (written to results.json)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+@dataclass(frozen=True)
+class Claim:
+    paper: str  # ila | pna | lsap | hybridmr | lee
+    key: str  # unique id, e.g. "ila-fig2"
+    where: str  # "Fig. 2", "Table 1", "§4.4.2"
+    what: str  # the effect, in a few words
+    paper_value: str  # the paper's number, as stated
+    run: Callable[[list[int], Path], Result]  # (seeds, output folder) -> Result
+    default_seeds: int = 3  # seeds when the user does not say
+
+
+CLAIMS: list[Claim] = []
+
+
+def claim(**kw) -> Callable:
+    """Register an experiment function as a claim: ``@claim(paper=..., key=..., ...)``."""
+
+    def deco(fn: Callable[[list[int], Path], Result]) -> Callable:
+        c = Claim(run=fn, **kw)
+        if any(x.key == c.key for x in CLAIMS):
+            raise ValueError(f"claim {c.key!r} registered twice")
+        CLAIMS.append(c)
+        return fn
+
+    return deco

@@ -1,0 +1,497 @@
+"""Claims of the ILA paper (interference- and locality-aware scheduling) and the classic
+baselines' facts, measured on the model as it is.
+
+Every experiment runs the public API (``load_scenario``, ``run_sim``,
+``runner.build_simulation``); the ila72 runs are shared between Fig. 7 and Fig. 8 through a
+small per-process cache of the per-map records they need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+import mrgym
+from mrgym.metrics import LEVELS
+from mrgym.reproduce.claims import Result, claim
+from mrgym.runner import build_simulation
+
+ILA_SCHEDULERS = ("fair", "delay", "late", "capacity")  # ILA §5.1: PureFair, Delay, LATE, Capacity
+LABEL = {"fair": "PureFair", "delay": "Delay", "late": "LATE", "capacity": "Capacity"}
+
+
+# --- shared helpers -------------------------------------------------------------------
+
+
+def ci(xs) -> tuple[float, float]:
+    """Mean and half-width of the 95 % t-interval (0 for a single value)."""
+    a = np.asarray([x for x in xs if x is not None and np.isfinite(x)], dtype=float)
+    if a.size == 0:
+        return float("nan"), float("nan")
+    if a.size == 1:
+        return float(a[0]), 0.0
+    half = stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / np.sqrt(a.size)
+    return float(a.mean()), float(half)
+
+
+def fmt(xs, scale: float = 1.0, digits: int = 0, unit: str = "") -> str:
+    m, h = ci(xs)
+    if len(list(xs)) < 2:  # one seed: no interval
+        return f"{m * scale:.{digits}f}{unit}"
+    return f"{m * scale:.{digits}f} ± {h * scale:.{digits}f}{unit}"
+
+
+def plot_path(out: Path, key: str) -> Path:
+    d = Path(out) / "reproduction"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{key}.png"
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+@dataclass(frozen=True)
+class MapRec:
+    job: int
+    profile: str
+    io_bound: bool
+    has_input: bool
+    locality: str | None
+    duration: float
+    alone: float  # node-local, interference-free time of this attempt (analytic)
+
+
+def alone_time(sim, att) -> float:
+    """A map attempt's duration alone on its host, reading its block node-locally.
+
+    Mirrors ``Simulation._run_map`` with one stream per resource: read ``input_mb`` from the
+    local disk at ``disk_mbps`` times the virtualization I/O factor, compute
+    ``map_cpu_s_per_mb * mb * noise`` at the core speed times the CPU factor, then write the
+    map output to the local disk (jobs with reduces) or the HDFS pipeline (map-only jobs:
+    bounded by the slower of disk and NIC).  Checked against one-map simulations: equal
+    within the 5 % server-read penalty.
+    """
+    task = att.task
+    job, host, p = task.job, att.vm.host, sim.params
+    prof = job.profile
+    vs = prof.virt_sensitivity
+    iof = 1.0 / (1.0 + p.virt_io_overhead * vs) if host.virtualized else 1.0
+    cpuf = 1.0 / (1.0 + p.virt_cpu_overhead * vs) if host.virtualized else 1.0
+    if host.type.gpus > 0:
+        cpuf *= prof.gpu_speedup
+    mb = task.input_mb
+    disk = host.type.disk_mbps * iof
+    noise = task.noise[att.number % len(task.noise)]
+    t = mb / disk if task.block is not None else 0.0
+    t += prof.map_cpu_s_per_mb * mb * noise / (host.type.core_speed * cpuf)
+    if job.reduces:
+        t += mb * prof.map_output_ratio / disk
+    else:
+        t += mb * prof.output_ratio / (min(host.type.disk_mbps, host.type.nic_gbps * 125.0) * iof)
+    return t
+
+
+_CACHE: dict[tuple[str, str, int], list[MapRec]] = {}
+
+
+def ila72_maps(sched: str, seed: int) -> list[MapRec]:
+    """Every successful map attempt of one ila72 episode (cached per process)."""
+    key = ("ila72", sched, seed)
+    if key not in _CACHE:
+        sim = build_simulation("ila72", sched, seed)
+        sim.run()
+        recs = []
+        for a in sim.attempts:
+            if a.task.kind != "map" or a.outcome != "success":
+                continue
+            prof = a.task.job.profile
+            recs.append(
+                MapRec(
+                    a.task.job.id,
+                    prof.name,
+                    prof.io_bound,
+                    a.task.block is not None,
+                    None if a.locality is None else LEVELS[a.locality],
+                    a.end_s - a.start_s,
+                    alone_time(sim, a),
+                )
+            )
+        _CACHE[key] = recs
+    return _CACHE[key]
+
+
+# --- ILA Fig. 8: task slowdown CDF ------------------------------------------------------
+
+PAPER_FIG8 = {"le1.1": 0.15, "gt2": 0.60, "gt10": 0.10}
+
+
+@claim(
+    paper="ila",
+    key="ila-fig8",
+    where="Fig. 8 (§5.2)",
+    what="task completion time / node-local interference-free, interference-oblivious schedulers",
+    paper_value="PureFair/Delay/LATE/Capacity: ~15 % of tasks without slowdown, "
+    "up to ~60 % > 2x, ~10 % > 10x",
+    default_seeds=4,
+)
+def ila_fig8(seeds: list[int], out: Path) -> Result:
+    fr: dict[str, dict[str, list[float]]] = {s: {k: [] for k in PAPER_FIG8} for s in ILA_SCHEDULERS}
+    pooled: dict[str, list[float]] = {s: [] for s in ILA_SCHEDULERS}
+    io_fr: dict[str, dict[str, list[float]]] = {s: {"gt2": [], "gt10": []} for s in ILA_SCHEDULERS}
+    for s in ILA_SCHEDULERS:
+        for seed in seeds:
+            sd = np.array([r.duration / r.alone for r in ila72_maps(s, seed)])
+            fr[s]["le1.1"].append(float(np.mean(sd <= 1.1)))
+            fr[s]["gt2"].append(float(np.mean(sd > 2)))
+            fr[s]["gt10"].append(float(np.mean(sd > 10)))
+            pooled[s].extend(sd.tolist())
+            io = np.array([r.duration / r.alone for r in ila72_maps(s, seed) if r.io_bound])
+            io_fr[s]["gt2"].append(float(np.mean(io > 2)))
+            io_fr[s]["gt10"].append(float(np.mean(io > 10)))
+    tol = {"le1.1": 0.10, "gt2": 0.15, "gt10": 0.07}
+    ok = all(
+        abs(ci(fr[s][k])[0] - v) <= tol[k] for s in ILA_SCHEDULERS for k, v in PAPER_FIG8.items()
+    )
+    # same direction: a heavy tail exists but within 2x of the paper's fractions
+    near = all(
+        0.5 * v <= ci(fr[s][k])[0] <= 2.0 * v for s in ILA_SCHEDULERS for k, v in PAPER_FIG8.items()
+    )
+    verdict = "reproduced" if ok else ("same direction" if near else "not reproduced")
+    ours = "; ".join(
+        f"{LABEL[s]} ≤1.1x {fmt(fr[s]['le1.1'], 100)} %, >2x {fmt(fr[s]['gt2'], 100)} %, "
+        f">10x {fmt(fr[s]['gt10'], 100)} %"
+        for s in ILA_SCHEDULERS
+    )
+    why = (
+        "Criterion: per scheduler, fractions of successful maps at ≤1.1x / >2x / >10x of their "
+        "node-local interference-free time (analytic, from the profile, the attempt's noise and "
+        "the host's disk/CPU/virtualization factors) within ±10 / ±15 / ±7 points of 15 / 60 / "
+        "10 %; 'same direction' if all within a factor 2. Maps only (the paper counts all "
+        "2 440 tasks; a reduce has no well-defined alone time here)."
+    )
+    if verdict != "reproduced":
+        f10 = ci([x for s in ILA_SCHEDULERS for x in fr[s]["gt10"]])[0]
+        f2 = ci([x for s in ILA_SCHEDULERS for x in fr[s]["gt2"]])[0]
+        le = ci([x for s in ILA_SCHEDULERS for x in fr[s]["le1.1"]])[0]
+        io2 = ci([x for s in ILA_SCHEDULERS for x in io_fr[s]["gt2"]])[0]
+        io10 = ci([x for s in ILA_SCHEDULERS for x in io_fr[s]["gt10"]])[0]
+        why += (
+            f" Measured over the four schedulers: {le * 100:.0f} % ≤1.1x, {f2 * 100:.0f} % >2x, "
+            f"{f10 * 100:.0f} % >10x (paper 15/60/10): the distribution is bimodal, CPU-bound "
+            "maps barely slowed and I/O-bound maps crushed "
+            f"({io2 * 100:.0f} % of them >2x, {io10 * 100:.0f} % >10x), so the >10x tail is "
+            f"~{f10 / 0.10:.0f}x the paper's. Reason found: the model's I/O interference is too "
+            "strong; disks sit at the random-access floor (20 % of sequential) because each "
+            "3-replica HDFS pipeline write of the map-only generator jobs (TeraGen, RandomWriter) "
+            "counts as a separate seeking stream on every replica's disk, ~23 streams per disk "
+            "even when the cluster is < 25 % busy."
+        )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for s in ILA_SCHEDULERS:
+        x = np.sort(pooled[s])
+        ax.plot(x, np.arange(1, x.size + 1) / x.size, label=f"{LABEL[s]} (ours)")
+    ax.plot(
+        [1.1, 2, 10], [0.15, 0.40, 0.90], "k*", ms=12, label="paper (15 % ≤1x, 60 % >2x, 10 % >10x)"
+    )
+    for v in (1.1, 2, 10):
+        ax.axvline(v, color="grey", lw=0.6, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("map completion time / node-local interference-free time")
+    ax.set_ylabel("CDF of tasks")
+    ax.set_title(f"ILA Fig. 8 on ila72: task slowdown ({len(seeds)} seeds, maps)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+    path = plot_path(out, "ila-fig8")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Result(ours, verdict, why, path, {"all_maps": fr, "io_bound_maps": io_fr})
+
+
+# --- ILA Fig. 7: locality of I/O-bound jobs by scheduler --------------------------------
+
+PAPER_FIG7 = {"fair": 0.55, "late": 0.55, "capacity": 0.55, "delay": 0.75}
+
+
+@claim(
+    paper="ila",
+    key="ila-fig7",
+    where="Fig. 7 (§5.2)",
+    what="node+server locality of I/O-bound jobs' maps by scheduler",
+    paper_value="PureFair/LATE/Capacity ~55 %, Delay ~75 % (ILA 90 %: +65 % / +20 %)",
+    default_seeds=4,
+)
+def ila_fig7(seeds: list[int], out: Path) -> Result:
+    loc: dict[str, list[float]] = {s: [] for s in PAPER_FIG7}
+    for s in PAPER_FIG7:
+        for seed in seeds:
+            rs = [r for r in ila72_maps(s, seed) if r.io_bound and r.has_input]
+            loc[s].append(float(np.mean([r.locality in ("node", "server") for r in rs])))
+    m = {s: ci(loc[s])[0] for s in loc}
+    greedy = ("fair", "late", "capacity")
+    order = all(m["delay"] > m[s] for s in greedy)
+    within = all(abs(m[s] - PAPER_FIG7[s]) <= 0.15 for s in PAPER_FIG7)
+    verdict = (
+        "reproduced" if order and within else ("same direction" if order else "not reproduced")
+    )
+    ours = ", ".join(f"{LABEL[s]} {fmt(loc[s], 100)} %" for s in PAPER_FIG7)
+    why = (
+        "Criterion: maps of I/O-bound jobs with input (TeraGen/RWrite excluded, as in the "
+        "paper) launched node- or server-local; Delay above each greedy scheduler, and every "
+        "scheduler within ±15 points of the paper."
+    )
+    if not within:
+        off = max(abs(m[s] - PAPER_FIG7[s]) for s in PAPER_FIG7)
+        why += (
+            f" Magnitudes off by up to {off * 100:.0f} points: locality is far higher than "
+            "the paper's in the model; candidate causes (issue 9): the default task choice "
+            "looks ahead to blocks with fewest replicas on other idle VMs, and interference "
+            "does not keep local slots busy unevenly enough to defeat the greedy choice."
+        )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    xs = np.arange(len(PAPER_FIG7))
+    means = [m[s] * 100 for s in PAPER_FIG7]
+    errs = [ci(loc[s])[1] * 100 for s in PAPER_FIG7]
+    ax.bar(xs - 0.2, means, 0.4, yerr=errs, capsize=3, label="ours (mean ± 95 % CI)")
+    ax.bar(xs + 0.2, [PAPER_FIG7[s] * 100 for s in PAPER_FIG7], 0.4, label="paper", color="grey")
+    ax.set_xticks(xs, [LABEL[s] for s in PAPER_FIG7])
+    ax.set_ylabel("node + server local maps (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title(f"ILA Fig. 7 on ila72: I/O-bound jobs ({len(seeds)} seeds)")
+    ax.legend(fontsize=8, loc="lower right")
+    path = plot_path(out, "ila-fig7")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Result(ours, verdict, why, path, {"locality": loc})
+
+
+# --- ILA Table 1: virtual vs physical cluster under delay scheduling --------------------
+
+
+def table1_scenario(virtual: bool) -> dict:
+    """ILA §2.2: 24 VMs on 6 servers (4 each) vs 24 physical machines; one 120-map TeraSort
+    over 12 GB (100 MB blocks).  Choices the paper leaves open: the servers are the ila72
+    Xen type (10 guest cores, one 100 MB/s disk), the physical machines 2-core Opterons
+    (80 MB/s disk) running one native worker; 2 map + 1 reduce slots per worker, 24
+    reduces, 2 racks on 1 Gbit/s uplinks, Hadoop-default block placement."""
+    host = {
+        "count": 6 if virtual else 24,
+        "type": "xen-12core" if virtual else "opteron-2core",
+        "vms_per_host": 4 if virtual else 1,
+        "native": not virtual,
+        "datanode": True,
+        "vm": {"vcpus": 2, "map_slots": 2, "reduce_slots": 1},
+    }
+    return {
+        "name": "ila-table1-" + ("virtual" if virtual else "physical"),
+        "cluster": {
+            "heartbeat_s": 3.0,
+            "oob_heartbeat": True,
+            "racks": 2,
+            "rack_uplink_mbps": 1000,
+            "hosts": [host],
+        },
+        "hdfs": {"block_mb": 100, "replication": 3, "placement": "hadoop-default"},
+        "workload": {
+            "kind": "jobs",
+            "jobs": [{"name": "terasort", "profile": "terasort", "maps": 120, "reduces": 24}],
+        },
+    }
+
+
+@claim(
+    paper="ila",
+    key="ila-table1",
+    where="Table 1 (§2.2)",
+    what="delay scheduling (5 s node / 5 s rack waits): virtual vs physical cluster",
+    paper_value="node locality 98.4 % physical -> 72.3 % virtual (+2 % server); "
+    "JCT 170 s -> 342 s (2.0x)",
+    default_seeds=5,
+)
+def ila_table1(seeds: list[int], out: Path) -> Result:
+    import baselines
+
+    res: dict[str, dict[str, list[float]]] = {}
+    for name, virtual in (("physical", False), ("virtual", True)):
+        sc = mrgym.load_scenario(table1_scenario(virtual))
+        d = res[name] = {"node": [], "server": [], "rack": [], "off_rack": [], "jct": []}
+        for seed in seeds:
+            r = mrgym.run_sim(sc, baselines.make("delay", node_wait_s=5.0, rack_wait_s=5.0), seed)
+            for k in ("node", "server", "rack", "off_rack"):
+                d[k].append(r.metrics["map_locality"][k])
+            d["jct"].append(r.metrics["mean_jct_s"])
+    ratio = [v / p for v, p in zip(res["virtual"]["jct"], res["physical"]["jct"])]
+    drop = [p - v for p, v in zip(res["physical"]["node"], res["virtual"]["node"])]
+    md, mr = ci(drop)[0], ci(ratio)[0]
+    ok = abs(md - 0.261) <= 0.10 and 1.5 <= mr <= 2.5
+    same = md >= 0.05 and mr > 1.0
+    verdict = "reproduced" if ok else ("same direction" if same else "not reproduced")
+    ours = (
+        f"node locality physical {fmt(res['physical']['node'], 100, 1)} % -> virtual "
+        f"{fmt(res['virtual']['node'], 100, 1)} % (server {fmt(res['virtual']['server'], 100, 1)} %); "
+        f"JCT {fmt(res['physical']['jct'])} s -> {fmt(res['virtual']['jct'])} s "
+        f"(ratio {fmt(ratio, 1, 2)}x)"
+    )
+    why = (
+        "Criterion: node-locality drop physical -> virtual within ±10 points of the paper's "
+        "26.1 and JCT ratio in [1.5, 2.5]; 'same direction' if the drop is ≥ 5 points and the "
+        "virtual job is slower. Setup: delay baseline with node_wait_s = rack_wait_s = 5."
+    )
+    if not ok:
+        why += (
+            f" Measured: drop {md * 100:.1f} points, JCT ratio {mr:.2f}x. The virtual job is "
+            "slower (4 VMs share one disk), but delay scheduling keeps nearly all maps "
+            "node-local: with a single job, interference slows every task alike, so local "
+            "slots free up as fast as elsewhere and a 5 s wait always finds one; the model "
+            "lacks what ILA blames (uneven interference keeping local slots busy past the "
+            "waits; issue 9 also lists per-job locality levels that persist after a non-local "
+            "launch, several assignments per heartbeat and writer-local first replicas)."
+        )
+    plt = pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.6))
+    xs = np.arange(2)
+    ours_node = [ci(res[k]["node"])[0] * 100 for k in ("physical", "virtual")]
+    err_node = [ci(res[k]["node"])[1] * 100 for k in ("physical", "virtual")]
+    a1.bar(xs - 0.2, ours_node, 0.4, yerr=err_node, capsize=3, label="ours")
+    a1.bar(xs + 0.2, [98.4, 72.3], 0.4, color="grey", label="paper")
+    a1.set_xticks(xs, ["physical", "virtual"])
+    a1.set_ylabel("node-local maps (%)")
+    a1.set_ylim(0, 105)
+    a1.legend(fontsize=8, loc="lower left")
+    ours_jct = [ci(res[k]["jct"])[0] for k in ("physical", "virtual")]
+    err_jct = [ci(res[k]["jct"])[1] for k in ("physical", "virtual")]
+    a2.bar(xs - 0.2, ours_jct, 0.4, yerr=err_jct, capsize=3, label="ours")
+    a2.bar(xs + 0.2, [170, 342], 0.4, color="grey", label="paper")
+    a2.set_xticks(xs, ["physical", "virtual"])
+    a2.set_ylabel("TeraSort JCT (s)")
+    a2.legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"ILA Table 1: 120-map TeraSort, delay scheduling 5 s/5 s ({len(seeds)} seeds)")
+    path = plot_path(out, "ila-table1")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Result(ours, verdict, why, path, {**res, "jct_ratio": ratio})
+
+
+# --- classic baselines on ila72 ---------------------------------------------------------
+
+
+@claim(
+    paper="ila",
+    key="ila-classic",
+    where="§5.2 Fig. 5-7; lsap §IV.D Fig. 8; delay scheduling [26]",
+    what="classic baselines on ila72: Delay > Fair locality, FIFO blocks small jobs, "
+    "interference-oblivious schedulers perform alike, rand-sched loses locality and JCT",
+    paper_value="Delay 75 % vs PureFair 55 % local (Fig. 7); oblivious schedulers 'had similar "
+    "performance' (Fig. 5-6); rand-sched slowdown grows with randomness (lsap Fig. 8)",
+    default_seeds=3,
+)
+def ila_classic(seeds: list[int], out: Path) -> Result:
+    scheds = ("fifo", "fair", "delay", "late", "capacity", "dl-sched")
+    rands = (0.3, 0.5, 1.0)
+    jct: dict[str, list[float]] = {}
+    small: dict[str, list[float]] = {}
+    node: dict[str, list[float]] = {}
+    for s in (*scheds, *(f"rand-{x}" for x in rands)):
+        jct[s], small[s], node[s] = [], [], []
+    import baselines
+
+    for seed in seeds:
+        for s in (*scheds, *(f"rand-{x}" for x in rands)):
+            pol = (
+                baselines.make("rand-sched", randomness=float(s[5:]))
+                if s.startswith("rand-")
+                else s
+            )
+            m = mrgym.run_sim("ila72", pol, seed).metrics
+            jct[s].append(m["mean_jct_s"])
+            small[s].append(m["mean_jct_by_class_s"]["small"])
+            node[s].append(m["map_locality"]["node"] + m["map_locality"]["server"])
+    mean = {
+        k: {s: ci(v[s])[0] for s in v} for k, v in (("jct", jct), ("small", small), ("loc", node))
+    }
+    checks = {
+        "delay more local than fair": mean["loc"]["delay"] > mean["loc"]["fair"],
+        "FIFO small-job JCT > 1.5x Fair": mean["small"]["fifo"] > 1.5 * mean["small"]["fair"],
+        "fair/delay/late/capacity mean JCT within ±25 % of Fair": all(
+            abs(mean["jct"][s] / mean["jct"]["fair"] - 1) <= 0.25 for s in ILA_SCHEDULERS
+        ),
+        "rand-sched: locality falls and JCT rises with randomness vs dl-sched": (
+            mean["loc"]["dl-sched"]
+            > mean["loc"]["rand-0.3"]
+            > mean["loc"]["rand-0.5"]
+            > mean["loc"]["rand-1.0"]
+            and mean["jct"]["rand-1.0"] > mean["jct"]["dl-sched"]
+        ),
+    }
+    n_ok = sum(checks.values())
+    verdict = (
+        "reproduced"
+        if n_ok == len(checks)
+        else ("same direction" if n_ok >= len(checks) - 1 else "not reproduced")
+    )
+    fifo_small = [f / g for f, g in zip(small["fifo"], small["fair"])]
+    vs_fair = {s: [a / b for a, b in zip(jct[s], jct["fair"])] for s in ILA_SCHEDULERS[1:]}
+    ours = (
+        f"local (node+server) Delay {fmt(node['delay'], 100)} % vs Fair {fmt(node['fair'], 100)} %; "
+        f"small-job JCT FIFO/Fair {fmt(fifo_small, 1, 2)}x; mean JCT vs Fair (per-seed ratio) "
+        + ", ".join(f"{LABEL[s]} {fmt(vs_fair[s], 1, 2)}x" for s in ILA_SCHEDULERS[1:])
+        + f"; dl-sched {fmt(node['dl-sched'], 100)} % local -> rand-sched 0.3/0.5/1.0 "
+        + "/".join(f"{ci(node[f'rand-{x}'])[0] * 100:.0f}" for x in rands)
+        + " % local; rand-sched(1.0)/dl-sched mean JCT "
+        + fmt([a / b for a, b in zip(jct["rand-1.0"], jct["dl-sched"])], 1, 2)
+        + "x"
+    )
+    why = (
+        "Criteria (all must hold for 'reproduced', all but one for 'same direction'): "
+        + "; ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in checks.items())
+    )
+    why += (
+        ". Per-seed ratios to Fair / dl-sched of the same seed (common random numbers). "
+        "Directions only: the papers give these as orderings (ILA Fig. 5-7, lsap Fig. 8 on a "
+        "real cluster with an input-sink job); magnitudes of Fig. 7 are the ila-fig7 row."
+    )
+    plt = pyplot()
+    fig, axs = plt.subplots(1, 3, figsize=(12, 3.8))
+    order = (*scheds, *(f"rand-{x}" for x in rands))
+    labels = [s.replace("rand-", "rand ") for s in order]
+    for ax, (d, ttl, sc) in zip(
+        axs,
+        (
+            (node, "node+server local maps (%)", 100),
+            (jct, "mean JCT (s)", 1),
+            (small, "small-job mean JCT (s)", 1),
+        ),
+    ):
+        ax.bar(
+            range(len(order)),
+            [ci(d[s])[0] * sc for s in order],
+            yerr=[ci(d[s])[1] * sc for s in order],
+            capsize=2,
+        )
+        ax.set_xticks(range(len(order)), labels, rotation=45, ha="right", fontsize=8)
+        ax.set_title(ttl, fontsize=10)
+    fig.suptitle(f"Classic baselines on ila72 ({len(seeds)} seeds, mean ± 95 % CI)")
+    path = plot_path(out, "ila-classic")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Result(
+        ours,
+        verdict,
+        why,
+        path,
+        {"jct": jct, "small_jct": small, "local": node, **{"checks": checks}},
+    )

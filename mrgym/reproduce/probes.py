@@ -1,0 +1,195 @@
+"""Small, single-effect experiments on the simulator: the probes behind the model-effect
+claims (:mod:`mrgym.reproduce.effects`) and ``tests/test_effects.py``.
+
+Each probe builds a tiny scenario that isolates one mechanism of the fluid model (DESIGN
+§2) — CPU sharing, disk thrash, locality, virtualization overhead, GPU speedup — and
+returns a time.  Task-duration noise is off where the paper normalizes a task to itself
+running alone, so a ratio measures the mechanism and nothing else; the seed still
+changes block placement (and, in the cluster-sized probes, the schedule).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mrgym.runner import run_sim
+from mrgym.sim.hdfs import Hdfs
+from mrgym.sim.scheduler import (
+    DECLINE,
+    MAP,
+    Decision,
+    DecisionContext,
+    Scheduler,
+    launch_map,
+    launch_reduce,
+)
+
+
+class Pinned(Scheduler):
+    """Runs job j's maps only on the VMs ``pins[j]`` (any VM when absent) and, when
+    ``levels[j]`` is set, only where the map's locality equals that level (0 node,
+    1 server, 2 rack, 3 off-rack)."""
+
+    name = "pinned"
+
+    def __init__(
+        self, pins: dict[int, set[int]] | None = None, levels: dict[int, int] | None = None
+    ):
+        self.pins = pins or {}
+        self.levels = levels or {}
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        vm = ctx.vm
+        for job in ctx.jobs:
+            pins = self.pins.get(job.id)
+            if pins is not None and vm.id not in pins:
+                continue
+            if ctx.slot_kind != MAP:
+                if ctx.can_launch(job, "reduce"):
+                    return launch_reduce(job.id)
+                continue
+            if not ctx.can_launch(job, MAP):
+                continue
+            want = self.levels.get(job.id)
+            if want is None:
+                best = ctx.best_map(job)
+                if best is not None:
+                    return launch_map(job.id, best[0].index)
+                continue
+            for t in ctx.view.pending_maps(job):
+                if t.block is not None and Hdfs.locality(t.block, vm) == want:
+                    return launch_map(job.id, t.index)
+        return DECLINE
+
+
+def cluster(hosts: list[dict], racks: int = 1, **kw: Any) -> dict:
+    """A cluster section: host groups on ``racks`` racks, 1 s heartbeats."""
+    c: dict[str, Any] = {"racks": racks, "hosts": hosts, "heartbeat_s": 1.0}
+    c.update(kw)
+    return c
+
+
+def scenario(cluster_: dict, jobs: list[dict], replication: int = 1, **kw: Any) -> dict:
+    """A scenario dict with an explicit job list and no task-duration noise."""
+    sc: dict[str, Any] = {
+        "name": "probe",
+        "cluster": cluster_,
+        "hdfs": {"replication": replication, "block_mb": kw.pop("block_mb", 128)},
+        "workload": {"kind": "jobs", "jobs": jobs},
+        "execution": {"noise_sigma": 0.0},
+    }
+    sc.update(kw)
+    return sc
+
+
+def map_time(sc: dict, sched: Scheduler, job: int = 0, seed: int = 0) -> float:
+    """Run time of the one map attempt of ``job`` (the probe job has a single map)."""
+    r = run_sim(sc, sched, seed)
+    (a,) = [x for x in r.task_log if x.kind == "map" and x.job == job]
+    return a.end - a.start
+
+
+# ILA §2.3 / Fig. 3: 24 VMs on 12 servers in 2 racks behind a 100 Mbit/s switch
+FIG3_CATALOG = {"ila-fig3": {"cores": 10, "core_speed": 1.0, "disk_mbps": 100, "nic_gbps": 0.1}}
+LOCALITY_LEVELS = ("node", "server", "rack", "off_rack")
+
+
+def locality_map_time(level: int, seed: int = 0) -> float:
+    """Time of one 100 MB TeraSort map launched at locality ``level`` (0..3) on the ILA
+    Fig. 3 cluster (background traffic takes 30 % of the links)."""
+    sc = scenario(
+        cluster(
+            [{"count": 12, "type": "ila-fig3", "vms_per_host": 2}],
+            racks=2,
+            rack_uplink_mbps=100,
+            background=0.3,
+            catalog=FIG3_CATALOG,
+        ),
+        [{"profile": "terasort", "maps": 1, "reduces": 0, "input_mb": 100}],
+    )
+    return map_time(sc, Pinned(levels={0: level}), seed=seed)
+
+
+# ILA §2.2 / Figs. 1-2: one 10-core Xen host, 8 VMs; the probe VM 0, background on VMs 1-7
+HOST_VMS = 8
+HOST_CORES = 10  # xen-12core's guest cores
+
+
+def cohosted_probe(probe: str, background: str, bg: int, bg_mb: float, seed: int = 0) -> float:
+    """Map time of a one-map ``probe`` job on VM 0 while ``bg`` long maps of
+    ``background`` (``bg_mb`` each, so they outlast the probe) run on the 7 co-hosted
+    VMs of one 10-core Xen host; the probe arrives at 5 s, when they are all running."""
+    jobs: list[dict] = [
+        {"name": "probe", "profile": probe, "maps": 1, "reduces": 0, "submit_s": 5.0}
+    ]
+    pins: dict[int, set[int]] = {0: {0}}
+    if bg:
+        jobs.insert(
+            0,
+            {
+                "name": "bg",
+                "profile": background,
+                "maps": bg,
+                "reduces": 0,
+                "input_mb": bg * bg_mb,
+                "submit_s": 0.0,
+            },
+        )
+        pins = {0: set(range(1, HOST_VMS)), 1: {0}}
+    sc = scenario(cluster([{"count": 1, "type": "xen-12core", "vms_per_host": HOST_VMS}]), jobs)
+    return map_time(sc, Pinned(pins=pins), job=1 if bg else 0, seed=seed)
+
+
+def cpu_probe(bg: int, seed: int = 0) -> float:
+    """CPU-bound probe (KMeans) beside ``bg`` CPU-bound PiEst maps (one core each)."""
+    return cohosted_probe("kmeans", "piest", bg, 2000, seed)
+
+
+def io_probe(bg: int, seed: int = 0) -> float:
+    """I/O-bound probe (Sort) beside ``bg`` disk-bound Grep maps (one disk stream each)."""
+    return cohosted_probe("sort", "grep", bg, 20000, seed)
+
+
+def virt_jct(profile: str, native: bool, seed: int = 0) -> float:
+    """Mean JCT of one 32-map ``profile`` job on 8 two-core hosts, native or as one Xen VM
+    per host (same slots and vCPUs): HybridMR Fig. 1(a)'s comparison."""
+    g = {
+        "count": 8,
+        "type": "opteron-2core",
+        "native": native,
+        "vms_per_host": 1,
+        "vm": {"vcpus": 2, "map_slots": 2, "reduce_slots": 1},
+    }
+    sc = scenario(
+        cluster([g], racks=2, rack_uplink_mbps=1000),
+        [{"profile": profile, "maps": 32}],
+        replication=2,
+    )
+    return run_sim(sc, "dl-sched", seed).metrics["mean_jct_s"]
+
+
+LEE_JOBS: dict[str, dict] = {
+    "crypto": {
+        "name": "crypto",
+        "profile": "crypto-gpu",
+        "maps": 128,
+        "reduces": 0,
+        "input_mb": 2048,
+    },
+    "sort": {"name": "sort", "profile": "sort", "maps": 64, "reduces": 4},
+}
+
+
+def lee_jct(job: str, gpu: bool, seed: int = 0) -> float:
+    """JCT of Lee's Crypto or Sort job alone on the two-node ``lee-gpu`` cluster, the
+    second node a cg1.4xlarge (GPU) or a cc1.4xlarge (the same without GPUs)."""
+    import mrgym
+
+    sc = mrgym.load_scenario(
+        "lee-gpu",
+        {
+            "workload.jobs": [LEE_JOBS[job]],
+            "cluster.hosts.1.type": "cg1.4xlarge" if gpu else "cc1.4xlarge",
+        },
+    )
+    return run_sim(sc, "dl-sched", seed).metrics["mean_jct_s"]

@@ -1,0 +1,352 @@
+"""Run the registered claims and write the reproduction report.
+
+``reproduce(papers, n_seeds, out)`` imports the claim modules, runs each selected claim
+over ``range(n_seeds)`` (or the claim's own default), and writes under ``out``:
+
+- ``REPRODUCTION.md``: header (what, command, date, seeds, how verdicts are decided), one
+  table with a row per claim, then one section per claim with its plot and raw numbers;
+- ``reproduction/<key>.png``: each experiment's figure;
+- ``reproduction/results.json``: everything in the table plus the raw numbers.
+
+An experiment that raises becomes a ``not reproduced`` row whose reason starts with
+``experiment failed:``: one broken experiment must not cost the other rows, and the row
+says so instead of hiding it (the command then exits 1).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import json
+import math
+import os
+import pkgutil
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mrgym.reproduce.claims import CLAIMS, VERDICTS, Claim, Result
+
+PAPERS = ("ila", "pna", "lsap", "hybridmr", "lee")
+PAPER_NAMES = {
+    "ila": "ILA",
+    "pna": "PNA",
+    "lsap": "lsap",
+    "hybridmr": "HybridMR",
+    "lee": "Lee (thesis)",
+}
+REPORT = "REPRODUCTION.md"
+# the folder beside the report: plots and results.json.  A claim's ``run(seeds, out)`` gets
+# the report's folder ``out`` and writes its figure to ``out/reproduction/<key>.png``
+# (:func:`mrgym.reproduce.stats.plot_file`).
+PLOTS = "reproduction"
+RESULTS = "results.json"
+COLUMNS = ("paper", "figure/table", "claim", "paper's number", "ours", "verdict", "why")
+FAILED = "experiment failed: "
+
+# modules of this package that hold no claims; every other module is a claim module
+_INFRA = {"claims", "report", "probes", "stats"}
+
+VERDICT_RULES = (
+    "Each claim states its criterion in its *why* column. **reproduced**: our number meets "
+    "the criterion (within the stated tolerance of the paper's number, or the paper's "
+    "curve shape where the paper gives only a shape). **same direction**: the effect has "
+    "the paper's sign or ordering but not its magnitude. **not reproduced**: neither; the "
+    "row says what we measured and, where known, why. Numbers are means over seeds with "
+    "the half-width of the 95 % Student-t interval (± …); one seed gives no interval."
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One claim's run: the claim, its result, the seeds used and how long it took."""
+
+    claim: Claim
+    result: Result
+    seeds: list[int]
+    wall_s: float
+    failed: bool = False
+
+
+def claim_modules() -> list[str]:
+    """Names of the claim modules present in this package (``effects`` first, then the
+    papers' modules in name order): a module that has not landed yet is simply absent."""
+    import mrgym.reproduce as pkg
+
+    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name not in _INFRA)
+    names.sort(key=lambda n: n != "effects")
+    return [f"mrgym.reproduce.{n}" for n in names]
+
+
+def load_claims() -> list[Claim]:
+    """Import every claim module present and return the registry (registration order).
+
+    A claim module that fails to import is a bug, not a missing module: the error is
+    raised, naming the module."""
+    for name in claim_modules():
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            if e.name == name:  # removed between listing and import: treat as absent
+                continue
+            raise ImportError(f"claim module {name}: {e}") from e
+    return list(CLAIMS)
+
+
+def select(claims: Iterable[Claim], paper: str = "all") -> list[Claim]:
+    """The claims of ``paper`` (one of :data:`PAPERS`, or ``all``), in the papers' order
+    of :data:`PAPERS` and, within a paper, in registration order."""
+    if paper != "all" and paper not in PAPERS:
+        raise ValueError(f"--paper {paper!r}: expected one of {', '.join(PAPERS)} or all")
+    picked = [c for c in claims if paper == "all" or c.paper == paper]
+    rank = {p: i for i, p in enumerate(PAPERS)}
+    return sorted(picked, key=lambda c: rank.get(c.paper, len(PAPERS)))
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join((str(e) or "").split())
+    text = f"{type(e).__name__}: {text}" if text else type(e).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def run_claim(c: Claim, seeds: list[int], out: Path) -> Outcome:
+    """Run one claim with the report folder ``out``; an exception becomes a ``not
+    reproduced`` row (Ctrl-C still stops)."""
+    t0 = time.perf_counter()
+    try:
+        result = c.run(list(seeds), out)
+        if not isinstance(result, Result):
+            raise TypeError(f"claim {c.key} returned {type(result).__name__}, not Result")
+        failed = False
+    except Exception as e:  # noqa: BLE001 - reported in the row, see the module docstring
+        result = Result(ours="-", verdict="not reproduced", why=FAILED + _one_line(e))
+        failed = True
+    return Outcome(c, result, list(seeds), time.perf_counter() - t0, failed)
+
+
+def run_claims(
+    claims: Sequence[Claim],
+    n_seeds: int | None,
+    out: Path,
+    progress: bool | str = False,
+) -> list[Outcome]:
+    """Run ``claims`` with ``range(n_seeds)`` (each claim's ``default_seeds`` when None),
+    their figures going to ``out/reproduction/``.
+
+    ``progress``: ``True`` shows a tqdm bar on a terminal and one stderr line per claim
+    otherwise (``[3/9] ila-fig3: reproduced (0.4 s)``), as ``mrgym.evaluate`` does."""
+    from mrgym.runner import progress_mode
+
+    mode = progress_mode(progress)
+    (out / PLOTS).mkdir(parents=True, exist_ok=True)
+    bar = None
+    if mode == "bar":
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(claims), unit="claim", desc="reproduce")
+    done: list[Outcome] = []
+    try:
+        for i, c in enumerate(claims, 1):
+            if bar is not None:
+                bar.set_postfix_str(c.key)
+            o = run_claim(c, list(range(n_seeds or c.default_seeds)), out)
+            done.append(o)
+            if bar is not None:
+                bar.update(1)
+            elif mode == "lines":
+                print(
+                    f"[{i}/{len(claims)}] {c.key}: {o.result.verdict} ({o.wall_s:.1f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    finally:
+        if bar is not None:
+            bar.close()
+    return done
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def _cell(text: str) -> str:
+    """A markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _plain(x: Any) -> Any:
+    """JSON-safe copy: numpy scalars/arrays to Python, NaN/inf to None, paths to str."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    if hasattr(x, "tolist"):  # numpy array or scalar
+        return _plain(x.tolist())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, Path):
+        return str(x)
+    return x
+
+
+def _rel(plot: Path | None, out: Path) -> str | None:
+    if plot is None:
+        return None
+    return Path(os.path.relpath(Path(plot).resolve(), out.resolve())).as_posix()
+
+
+def _seed_text(seeds: Sequence[int]) -> str:
+    return f"{len(seeds)} ({seeds[0]}-{seeds[-1]})" if len(seeds) > 1 else f"1 ({seeds[0]})"
+
+
+def table(outcomes: Sequence[Outcome]) -> str:
+    """The one summary table, a row per claim."""
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for o in outcomes:
+        c, r = o.claim, o.result
+        row = (
+            PAPER_NAMES.get(c.paper, c.paper),
+            c.where,
+            f"[{c.what}](#{c.key})",
+            c.paper_value,
+            r.ours,
+            f"**{r.verdict}**",
+            r.why,
+        )
+        lines.append("| " + " | ".join(_cell(x) for x in row) + " |")
+    return "\n".join(lines)
+
+
+def write_report(
+    outcomes: Sequence[Outcome],
+    out: Path,
+    command: str,
+    date: str | None = None,
+) -> Path:
+    """Write ``REPRODUCTION.md`` and ``reproduction/results.json`` under ``out``."""
+    from mrgym.cli import version
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / PLOTS).mkdir(exist_ok=True)
+    date = date or _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    counts = {v: sum(o.result.verdict == v for o in outcomes) for v in VERDICTS}
+    seed_counts = sorted({len(o.seeds) for o in outcomes})
+    total_s = sum(o.wall_s for o in outcomes)
+    md = [
+        "# Reproduction of the papers' claims",
+        "",
+        "Each row is one number a paper reports (ILA, PNA, lsap, HybridMR, Lee's thesis; "
+        "texts in `shared/papers/`), the experiment that measures it on mrgym's simulator, "
+        "and a verdict. Generated — do not edit; rerun the command below.",
+        "",
+        f"- command: `{command}`",
+        f"- date: {date}; mrgym {version()}; {len(outcomes)} claims in {total_s:.1f} s",
+        f"- seeds per claim: {', '.join(map(str, seed_counts)) or '-'} "
+        "(each claim's default unless `--seeds` is given; seeds are `0..N-1`)",
+        f"- verdicts: {', '.join(f'{n} {v}' for v, n in counts.items())}",
+        "",
+        VERDICT_RULES,
+        "",
+        table(outcomes),
+        "",
+    ]
+    for o in outcomes:
+        c, r = o.claim, o.result
+        md += [
+            f'<a id="{c.key}"></a>',
+            f"## {PAPER_NAMES.get(c.paper, c.paper)} {c.where}: {c.what}",
+            "",
+            f"- paper: {c.paper_value}",
+            f"- ours: {r.ours}",
+            f"- verdict: **{r.verdict}** — {r.why}",
+            f"- seeds: {_seed_text(o.seeds)}; {o.wall_s:.1f} s",
+            "",
+        ]
+        rel = _rel(r.plot, out)
+        if rel:
+            md += [f"![{c.key}]({rel})", ""]
+        if r.data:
+            md += [
+                "<details><summary>raw numbers</summary>",
+                "",
+                "```json",
+                json.dumps(_plain(r.data), indent=1),
+                "```",
+                "",
+                "</details>",
+                "",
+            ]
+    path = out / REPORT
+    path.write_text("\n".join(md))
+    results = {
+        "command": command,
+        "date": date,
+        "version": version(),
+        "columns": list(COLUMNS),
+        "claims": [
+            {
+                "key": o.claim.key,
+                "paper": o.claim.paper,
+                "where": o.claim.where,
+                "what": o.claim.what,
+                "paper_value": o.claim.paper_value,
+                "ours": o.result.ours,
+                "verdict": o.result.verdict,
+                "why": o.result.why,
+                "failed": o.failed,
+                "plot": _rel(o.result.plot, out),
+                "seeds": o.seeds,
+                "wall_s": o.wall_s,
+                "data": _plain(o.result.data),
+            }
+            for o in outcomes
+        ],
+    }
+    (out / PLOTS / RESULTS).write_text(json.dumps(results, indent=1, allow_nan=False))
+    return path
+
+
+def clear_plots(out: Path) -> list[str]:
+    """Remove the PNGs and results.json an earlier run left in ``out/reproduction`` (a
+    run of one paper must not sit beside another run's figures); returns what went."""
+    d = out / PLOTS
+    if not d.is_dir():
+        return []
+    gone = []
+    for p in sorted(d.iterdir()):
+        if p.is_file() and (p.suffix == ".png" or p.name == RESULTS):
+            p.unlink()
+            gone.append(p.name)
+    return gone
+
+
+def reproduce(
+    paper: str = "all",
+    n_seeds: int | None = None,
+    out: str | Path = ".",
+    progress: bool | str = False,
+    command: str | None = None,
+) -> tuple[Path, list[Outcome]]:
+    """Run the claims of ``paper`` and write the report under ``out``; returns the
+    report's path and the outcomes."""
+    if n_seeds is not None and n_seeds < 1:
+        raise ValueError(f"--seeds {n_seeds}: expected at least 1")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+    claims = select(load_claims(), paper)
+    if not claims:
+        have = sorted({c.paper for c in CLAIMS})
+        raise ValueError(
+            f"--paper {paper}: no claims registered yet (claims exist for: {', '.join(have)})"
+        )
+    clear_plots(out)
+    outcomes = run_claims(claims, n_seeds, out, progress)
+    cmd = command or (
+        f"mrgym reproduce --paper {paper}"
+        + (f" --seeds {n_seeds}" if n_seeds else "")
+        + f" --out {out}"
+    )
+    return write_report(outcomes, out, cmd), outcomes
