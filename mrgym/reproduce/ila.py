@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 import mrgym
 from mrgym.metrics import LEVELS
 from mrgym.reproduce.claims import Result, claim
+from mrgym.reproduce.stats import mean_ci, plot_file
 from mrgym.runner import build_simulation
 
 ILA_SCHEDULERS = ("fair", "delay", "late", "capacity")  # ILA §5.1: PureFair, Delay, LATE, Capacity
@@ -27,14 +27,12 @@ LABEL = {"fair": "PureFair", "delay": "Delay", "late": "LATE", "capacity": "Capa
 
 
 def ci(xs) -> tuple[float, float]:
-    """Mean and half-width of the 95 % t-interval (0 for a single value)."""
-    a = np.asarray([x for x in xs if x is not None and np.isfinite(x)], dtype=float)
-    if a.size == 0:
+    """Mean and half-width of the 95 % t-interval of the finite values (0 for one value)."""
+    a = [x for x in xs if x is not None and np.isfinite(x)]
+    if not a:
         return float("nan"), float("nan")
-    if a.size == 1:
-        return float(a[0]), 0.0
-    half = stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / np.sqrt(a.size)
-    return float(a.mean()), float(half)
+    m = mean_ci(a)
+    return m.mean, (m.half if m.n > 1 else 0.0)
 
 
 def fmt(xs, scale: float = 1.0, digits: int = 0, unit: str = "") -> str:
@@ -45,9 +43,9 @@ def fmt(xs, scale: float = 1.0, digits: int = 0, unit: str = "") -> str:
 
 
 def plot_path(out: Path, key: str) -> Path:
-    d = Path(out) / "reproduction"
-    d.mkdir(parents=True, exist_ok=True)
-    return d / f"{key}.png"
+    path = plot_file(out, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def pyplot():
