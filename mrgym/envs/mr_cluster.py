@@ -337,22 +337,18 @@ class MRClusterEnv(gym.Env):
             if self.sim.scheduler.hooks is not None:
                 self._asked.append(len(self._actions))
         self._actions.append(action)
-        if invalid and not self._mask[self.codec.decline]:
-            # work-conserving and a launch is legal: an unmasked model's illegal choice takes
-            # the first legal launch rather than idle the slot (a deterministic model that
-            # always chose a masked action would otherwise step until the time cap)
-            action = int(np.flatnonzero(self._mask)[0])
-            invalid_played = True
-        else:
-            invalid_played = False
-        if invalid and not invalid_played:
+        if invalid:
+            # a masked choice declines; when declining is masked too (work-conserving and a
+            # launch is legal) it takes the first legal launch rather than idle the slot (a
+            # deterministic model that always chose a masked action would otherwise step
+            # until the time cap)
+            decline = self.codec.decline
+            action = decline if self._mask[decline] else int(np.flatnonzero(self._mask)[0])
+        d = self.codec.decode(action, self._slots)
+        if d.kind is None:
             self._declined.add(self._kind)
         else:
-            d = self.codec.decode(action, self._slots)
-            if d.kind is None:
-                self._declined.add(self._kind)
-            else:
-                launched = self.sim.apply(self._vm, d, self._kind)
+            launched = self.sim.apply(self._vm, d, self._kind)
         self.sim.n_decisions += 1
         self._advance()
         reward, terms = self.rewards.step(self.sim, launched)

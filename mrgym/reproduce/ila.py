@@ -42,9 +42,13 @@ def fmt(xs, scale: float = 1.0, digits: int = 0, unit: str = "") -> str:
     return f"{m * scale:.{digits}f} ± {h * scale:.{digits}f}{unit}"
 
 
-def plot_path(out: Path, key: str) -> Path:
+def save_pyplot(fig, out: Path, key: str) -> Path:
+    """Write a pyplot figure as claim ``key``'s plot (``out/reproduction/<key>.png``)."""
     path = plot_file(out, key)
     path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
     return path
 
 
@@ -209,10 +213,7 @@ def ila_fig8(seeds: list[int], out: Path) -> Result:
     ax.set_title(f"ILA Fig. 8 on ila72: task slowdown ({len(seeds)} seeds, maps)")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
-    path = plot_path(out, "ila-fig8")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    path = save_pyplot(fig, out, "ila-fig8")
     return Result(ours, verdict, why, path, {"all_maps": fr, "io_bound_maps": io_fr})
 
 
@@ -268,10 +269,7 @@ def ila_fig7(seeds: list[int], out: Path) -> Result:
     ax.set_ylim(0, 105)
     ax.set_title(f"ILA Fig. 7 on ila72: I/O-bound jobs ({len(seeds)} seeds)")
     ax.legend(fontsize=8, loc="lower right")
-    path = plot_path(out, "ila-fig7")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    path = save_pyplot(fig, out, "ila-fig7")
     return Result(ours, verdict, why, path, {"locality": loc})
 
 
@@ -376,10 +374,7 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
     a2.set_ylabel("TeraSort JCT (s)")
     a2.legend(fontsize=8, loc="upper left")
     fig.suptitle(f"ILA Table 1: 120-map TeraSort, delay scheduling 5 s/5 s ({len(seeds)} seeds)")
-    path = plot_path(out, "ila-table1")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    path = save_pyplot(fig, out, "ila-table1")
     return Result(ours, verdict, why, path, {**res, "jct_ratio": ratio})
 
 
@@ -482,10 +477,7 @@ def ila_classic(seeds: list[int], out: Path) -> Result:
         ax.set_xticks(range(len(order)), labels, rotation=45, ha="right", fontsize=8)
         ax.set_title(ttl, fontsize=10)
     fig.suptitle(f"Classic baselines on ila72 ({len(seeds)} seeds, mean ± 95 % CI)")
-    path = plot_path(out, "ila-classic")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    path = save_pyplot(fig, out, "ila-classic")
     return Result(
         ours,
         verdict,

@@ -32,7 +32,7 @@ from scipy.optimize import linear_sum_assignment
 
 import mrgym
 from mrgym.reproduce.claims import Result, claim
-from mrgym.reproduce.ila import ci, fmt, plot_path, pyplot
+from mrgym.reproduce.ila import ci, fmt, pyplot, save_pyplot
 
 TS = (10, 20, 30, 40, 50)
 TRIALS_PER_SEED = 200  # snapshot draws per seed and T (the paper ran 10 000 per T)
@@ -183,10 +183,7 @@ def lsap_fig4a(seeds: list[int], out: Path) -> Result:
     a2.legend(fontsize=8)
     a2.grid(alpha=0.3)
     fig.suptitle(f"lsap Fig. 4(a): dl-sched vs optimal assignment ({len(seeds)} seeds)")
-    path = plot_path(out, "lsap-fig4a")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    path = save_pyplot(fig, out, "lsap-fig4a")
     return Result(
         ours,
         verdict,
