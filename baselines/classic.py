@@ -1,7 +1,9 @@
 """The classic Hadoop schedulers (ILA §5.1, lsap §III.A and §IV.D name them as baselines).
 
-All map choices within a job go through the simulator's ``best_map`` (node, then server,
-then rack, then any; ties to the block with the fewest replicas on other idle VMs), which is
+All map choices within a job go through the simulator's ``best_map`` (by default Hadoop's
+own choice: the first node-local pending map, else the first rack-local one — a co-hosted
+block is rack-local to Hadoop —, else any; ``execution.task_choice`` selects the
+server-aware or look-ahead variants), which is
 also what the environment's "launch a map of job j" action does, so these policies are
 expressible exactly in MRCluster-v0 — except ``dl-sched`` and ``rand-sched``, whose random
 task picks the action space cannot name (README, "Baselines in the environment").
@@ -10,8 +12,8 @@ task picks the action space cannot name (README, "Baselines in the environment")
   work gets the slot and launches its closest map (node- or rack-local first, else
   non-local). Reduces to the oldest job whose slow-start is reached.
 * ``dl-sched`` — lsap §III.A, "the default scheduling algorithm in Hadoop": node-local,
-  else rack-local, else "a task is randomly picked". Deviation: Hadoop is unaware of VMs,
-  so a co-hosted (server-local) task is one of the rack-local ones; it is preferred.
+  else rack-local, else "a task is randomly picked" (a co-hosted block is rack-local, as
+  Hadoop does not know VMs, unless ``execution.task_choice`` says otherwise).
 * ``fair`` — PureFair (ILA §5.1): fair sharing with greedy locality, "always selecting the
   closest task from the scheduled job without any delay". The scheduled job is the one
   furthest below its weighted fair share (fewest running tasks of the slot's kind per
@@ -25,8 +27,10 @@ task picks the action space cannot name (README, "Baselines in the environment")
 * ``capacity`` — Yahoo's Capacity scheduler: one queue per pool (``job.spec.pool``) with a
   capacity share (``capacities`` or equal); the queue with the lowest used/capacity ratio
   is served first, FIFO inside it; a job skips non-node-local slots for up to
-  ``node_locality_delay`` scheduling opportunities (YARN's default 40 missed
-  opportunities; the Hadoop 1 scheduler had no delay).
+  ``node_locality_delay`` scheduling opportunities. Default 0: ILA ran Hadoop 0.20.205,
+  whose CapacityTaskScheduler takes the closest task greedily (ILA §5.2 counts Capacity
+  among "schedulers using greedy locality policy"); ``node_locality_delay=40`` is YARN's
+  CapacityScheduler default.
 * ``late`` — LATE (Zaharia et al., OSDI'08) on top of ``fair``: when no new task is to be
   launched, and fewer than SpeculativeCap = 10 % of slots run backup copies, and the
   requesting node is not slow (its finished tasks' progress rate is not below the 25th
@@ -203,7 +207,7 @@ class DelayScheduler(Scheduler):
 class CapacityScheduler(Scheduler):
     name = "capacity"
 
-    def __init__(self, capacities: dict[str, float] | None = None, node_locality_delay: int = 40):
+    def __init__(self, capacities: dict[str, float] | None = None, node_locality_delay: int = 0):
         self.capacities = capacities
         self.node_locality_delay = node_locality_delay
         self._missed: dict[int, int] = {}

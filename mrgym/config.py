@@ -171,6 +171,8 @@ class InstanceSpec(_Strict):
 
 class VmSpec(_Strict):
     vcpus: Float = Field(2.0, ge=0.01, le=1024)
+    # guest memory: its page cache absorbs the worker's writes (execution.dirty_ratio)
+    memory_gb: Float = Field(2.0, ge=0, le=1e5)
     map_slots: Int = Field(2, ge=0, le=MAX_SLOTS)
     reduce_slots: Int = Field(1, ge=0, le=MAX_SLOTS)
 
@@ -347,13 +349,21 @@ EXECUTION_BOUNDS: dict[str, dict[str, float]] = {
     "noise_sigma": {"ge": 0, "le": 2},
     "noise_draws_per_task": {"ge": 1, "le": 64},  # attempt k uses draw k % this
     "sample_s": {"ge": 1, "le": 3600},  # the sampler's period: 0 would loop at one instant
+    "dirty_ratio": {"ge": 0, "le": 1},  # a fraction of the workers' memory
 }
 _DEFAULT_BOUNDS = {"ge": 0, "le": 1e6}
+# The ModelParams fields that name a choice, and their choices.
+EXECUTION_CHOICES: dict[str, tuple[str, ...]] = {
+    "task_choice": ("hadoop", "nodegroup", "lookahead"),
+}
 
 
 def _execution_model() -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for name, val in ModelParams().__dict__.items():
+        if name in EXECUTION_CHOICES:
+            fields[name] = (Literal[EXECUTION_CHOICES[name]], val)
+            continue
         typ = Int if isinstance(val, int) and not isinstance(val, bool) else Float
         fields[name] = (typ, Field(val, **EXECUTION_BOUNDS.get(name, _DEFAULT_BOUNDS)))
     return create_model("ExecutionSpec", __base__=_Strict, **fields)

@@ -14,7 +14,7 @@ import pytest
 from helpers import run_cli
 
 from mrgym import ScenarioError, load_scenario
-from mrgym.config import EXECUTION_BOUNDS, MAX_FILE_BYTES, Scenario, parse_yaml
+from mrgym.config import EXECUTION_BOUNDS, EXECUTION_CHOICES, MAX_FILE_BYTES, Scenario, parse_yaml
 from mrgym.sim.params import ModelParams
 
 
@@ -261,7 +261,12 @@ def test_every_numeric_key_is_finite_and_bounded(key):
 
 
 def test_every_model_param_has_bounds():
-    assert set(ModelParams.__dataclass_fields__) <= set(EXECUTION_BOUNDS)
+    assert set(ModelParams.__dataclass_fields__) <= set(EXECUTION_BOUNDS) | set(EXECUTION_CHOICES)
+
+
+def test_a_choice_param_names_its_choices():
+    msg = refused({**BASE, "execution.task_choice": "closest"})
+    assert "task_choice" in msg and "'hadoop'" in msg and "'lookahead'" in msg, msg
 
 
 def test_defaults_of_model_params_are_within_bounds():

@@ -17,8 +17,10 @@ def test_locality_levels_match_ila_fig3():
     node, server, rack, off = (times[i] / times[0] for i in range(4))
     assert node == 1.0
     assert 1.0 <= server < 1.1
-    assert 2.5 < rack < 3.5
-    assert 3.5 < off < 4.5
+    # within ±25 % of the paper's 3x and 4x, the tolerance of reproduce's ila-fig3 row (a
+    # node-local map's output write goes to the page cache, so its time is read + CPU)
+    assert 3 * 0.75 < rack < 3 * 1.25
+    assert 4 * 0.75 < off < 4 * 1.25
     assert off > rack
 
 

@@ -101,7 +101,7 @@ def test_pickle_round_trip_mid_episode(name, overrides):
     env = gym.make("MRCluster-v0", config=name, overrides=overrides)
     _, info = env.reset(seed=5)
     choose = _random_actions(1)
-    info, _ = _run(env, info, choose, 120)
+    info, _ = _run(env, info, choose, 60)  # lee-gpu's episode on seed 5 is ~160 steps
     blob = pickle.dumps(env.unwrapped)
     back = pickle.loads(blob)
     wrapped_back = pickle.loads(pickle.dumps(env))

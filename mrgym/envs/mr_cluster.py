@@ -84,8 +84,9 @@ class MRClusterEnv(gym.Env):
     jobs whose pools exclude the VM are skipped), in queue order (``queue_order="arrival"``,
     ``"deficit"``: furthest below weighted fair share first, or ``"remaining"``: fewest
     unfinished tasks first).  For slot i: ``3i`` launch a map of that job on this VM (the simulator
-    picks the job's closest pending map: node, server, rack, then any; ties to the block
-    with the fewest replicas on other idle VMs), ``3i+1`` launch one of its reduces,
+    picks the job's pending map as Hadoop does: the first node-local one, else the first
+    rack-local, else any; ``execution.task_choice`` of the scenario can make it server-aware
+    or look ahead), ``3i+1`` launch one of its reduces,
     ``3i+2`` launch a speculative copy of its running task of the slot's kind with the
     longest estimated time left.  ``3K`` declines the rest of this heartbeat for the slot's
     kind (always legal, unless ``work_conserving=True``, which masks it whenever a launch is

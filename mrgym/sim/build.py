@@ -105,17 +105,25 @@ def build_topology(
                     g.vm.map_slots,
                     g.vm.reduce_slots,
                     data_on_workers,
+                    memory_gb=g.vm.memory_gb,
                 )
                 h.vms.append(vm)
                 vms.append(vm)
             if g.datanode and hdfs.split_architecture and n_workers > 0:
-                dn = VM(len(vms), f"{name}.dn", h, 1.0, 0, 0, True)
+                dn = VM(len(vms), f"{name}.dn", h, 1.0, 0, 0, True, memory_gb=g.vm.memory_gb)
                 h.vms.append(dn)
                 vms.append(dn)
             if g.interactive is not None and not g.native:
                 for _ in range(g.interactive.vms_per_host):
                     iv = VM(
-                        len(vms), f"{name}.web{len(h.vms)}", h, g.interactive.vcpus, 0, 0, False
+                        len(vms),
+                        f"{name}.web{len(h.vms)}",
+                        h,
+                        g.interactive.vcpus,
+                        0,
+                        0,
+                        False,
+                        memory_gb=0.0,  # not a Hadoop VM: its cache takes no Hadoop writes
                     )
                     h.vms.append(iv)
                     vms.append(iv)
@@ -175,6 +183,7 @@ def _provision(prov: Any, hosts: list[Host], vms: list[VM], rng: np.random.Gener
             prov.vm.map_slots,
             prov.vm.reduce_slots,
             prov.datanode,
+            memory_gb=prov.vm.memory_gb,
         )
         h.vms.append(vm)
         vms.append(vm)

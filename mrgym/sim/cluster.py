@@ -54,6 +54,7 @@ from mrgym.sim.scheduler import (
     Throttle,
 )
 from mrgym.sim.topology import VM, Host, Link, Topology
+from mrgym.sim.writeback import WriteCache
 
 
 class InvalidDecision(ValueError):
@@ -228,6 +229,13 @@ class Simulation:
         self.topo = build_topology(scenario.cluster, scenario.hdfs, self.params, self.rng.placement)
         for h in self.topo.hosts:
             h.cpu = CpuPool(h, self.engine, self.params)
+        # one write-back page cache per host's disk (writeback.py)
+        self.caches: dict[int, WriteCache] = {
+            h.id: WriteCache(
+                h, self.engine, self.params.dirty_ratio * 1024.0 * sum(v.memory_gb for v in h.vms)
+            )
+            for h in self.topo.hosts
+        }
         self.hb = scenario.cluster.heartbeat_s
         self.oob = scenario.cluster.oob_heartbeat
         self.hdfs = Hdfs(
@@ -620,28 +628,35 @@ class Simulation:
         )
 
     def best_map(self, job: Job, vm: VM, pick: bool = True) -> tuple[Task, int | None] | None:
-        """The job's pending map closest to ``vm`` (node, server, rack, then any); among
-        the first few of that level, the block with the fewest replicas on other idle VMs
-        (they can still get a local task elsewhere).  ``pick=False`` only finds the level
-        (the first task of it is returned)."""
+        """The pending map of ``job`` a free slot of ``vm`` gets, and its locality level.
+
+        ``execution.task_choice`` (ModelParams) says how: "hadoop" takes the first pending
+        node-local task, else the first rack-local one (a co-hosted block is rack-local to
+        Hadoop, which does not know VMs), else the first of any; "nodegroup" puts the
+        server level between node and rack; "lookahead" is nodegroup's order picking,
+        among the first few of a level, the block with the fewest replicas on other idle
+        VMs.  ``pick=False`` only finds the level (the look-ahead never changes it)."""
         if job.n_pending_maps == 0:
             return None
         host = vm.host
         rack = host.rack
-        levels = (
-            (job.pending_by_vm.get(vm.id), NODE, lambda t: vm in t.block.replicas),
-            (
-                job.pending_by_host.get(host.id),
-                SERVER,
-                lambda t: any(r.host is host for r in t.block.replicas),
-            ),
-            (
-                job.pending_by_rack.get(rack.id),
-                RACK,
-                lambda t: any(r.host.rack is rack for r in t.block.replicas),
-            ),
-            (job.pending_maps, OFF_RACK, lambda t: True),
+        choice = self.params.task_choice
+        node = (job.pending_by_vm.get(vm.id), NODE, lambda t: vm in t.block.replicas)
+        server = (
+            job.pending_by_host.get(host.id),
+            SERVER,
+            lambda t: any(r.host is host for r in t.block.replicas),
         )
+        in_rack = (
+            job.pending_by_rack.get(rack.id),
+            RACK,
+            lambda t: any(r.host.rack is rack for r in t.block.replicas),
+        )
+        anywhere = (job.pending_maps, OFF_RACK, lambda t: True)
+        if choice == "hadoop":
+            levels = (node, in_rack, anywhere)
+        else:
+            levels = (node, server, in_rack, anywhere)
         for lst, level, ok in levels:
             if not lst:
                 continue
@@ -649,8 +664,13 @@ class Simulation:
                 lst.pop()
             if not lst:
                 continue
-            best = self._least_contended(lst, ok, vm) if pick else lst[-1]
-            return best, (None if best.block is None else level)
+            lookahead = choice == "lookahead" and pick
+            best = self._least_contended(lst, ok, vm) if lookahead else lst[-1]
+            if best.block is None:
+                return best, None
+            if level >= RACK:  # the task's own level: a rack (or any) pick may be closer
+                level = self.hdfs.locality(best.block, vm)
+            return best, level
         return None  # pragma: no cover - n_pending_maps said otherwise
 
     def _least_contended(self, lst: list[Task], ok, vm: VM, window: int = 8) -> Task:
@@ -822,6 +842,16 @@ class Simulation:
         extra: float = 1.0,
         tag: str = "read",
     ):
+        if tag == "write":
+            # a write the host's page cache can take leaves that disk to the flusher
+            now = self.env.now
+            links = tuple(
+                link
+                for link in links
+                if link.host is None
+                or link is not link.host.disk
+                or not self.caches[link.host.id].absorb(mb, now)
+            )
         hosts = []
         for link in links:
             h = link.host
@@ -1215,6 +1245,7 @@ class Simulation:
         host.alive = False
         host.evicting = False
         host.up_seconds += now - host.up_since
+        self.caches[host.id].drop()
         for vm in host.vms:
             vm.alive = False
             self._parked.pop(vm.id, None)

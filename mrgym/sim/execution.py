@@ -5,8 +5,10 @@ Two kinds of work share resources:
 * a :class:`Work` of kind ``flow`` moves MB over a path of :class:`~mrgym.sim.topology.Link`
   (disks and network links).  Its rate is the minimum over its links of the link's share
   (bottleneck fair share); a disk's aggregate throughput also degrades exponentially with
-  its number of streams (seek thrash), which yields ILA Fig. 2's exponential I/O
-  interference without a lookup table;
+  its number of seeking streams (seek thrash), which yields ILA Fig. 2's exponential I/O
+  interference without a lookup table.  On a disk every read is a stream, while all
+  writes together are one (the page cache writes dirty pages back in sorted batches,
+  writeback.py) and split that stream's share;
 * a :class:`Work` of kind ``compute`` burns reference core-seconds on a host's
   :class:`CpuPool`.  Nobody slows down until the demand of all co-hosted compute phases,
   interactive VMs and Dom0 (per active I/O stream) exceeds the host's cores; beyond that
@@ -29,6 +31,8 @@ from mrgym.sim.topology import Host, Link
 
 EPS = 1e-9
 INF = math.inf
+# Flows whose disk traffic the page cache's elevator merges into one stream (writeback.py).
+WRITE_TAGS = frozenset({"write", "writeback"})
 
 
 class Work:
@@ -226,8 +230,11 @@ class FluidEngine:
         now = self.env.now
         w.active = True
         w.t_last = now
+        writes = w.tag in WRITE_TAGS
         for link in w.links:
             link.flows[w] = None
+            if writes:
+                link.n_writes += 1
         self._refresh_links(w.links, now, w)
         for h in w.dom0_hosts:
             h.cpu.add_io_stream(1, now)
@@ -252,8 +259,11 @@ class FluidEngine:
         w.rate = 0.0
         w.due = INF
         if w.kind == "flow":
+            writes = w.tag in WRITE_TAGS
             for link in w.links:
                 del link.flows[w]
+                if writes:
+                    link.n_writes -= 1
             self._refresh_links(w.links, now)
             for h in w.dom0_hosts:
                 h.cpu.add_io_stream(-1, now)
@@ -287,6 +297,14 @@ class FluidEngine:
                 self._add_compute(w)
             self._arm()
 
+    def extend(self, w: Work, mb: float) -> None:
+        """Add ``mb`` to a running flow (the page-cache flusher): its rate is unchanged,
+        so its heap entry is only found late and moved (lazy heap, see ``_arm``)."""
+        now = self.env.now
+        w.remaining = w.remaining_at(now) + mb
+        w.total += mb
+        w.t_last = now
+
     # -- rates ---------------------------------------------------------------------------
     def _refresh_links(self, links: tuple[Link, ...], now: float, new: Work | None = None) -> None:
         """Re-share ``links`` after their flow count changed (exact bottleneck fair share).
@@ -296,10 +314,15 @@ class FluidEngine:
         limiting.  Flows limited elsewhere keep their rate without a recomputation."""
         affected: dict[Work, None] = {}
         for link in links:
-            old = link.cur
-            s = link.share()
-            link.cur = s
-            if s < old:
+            old, old_w = link.cur, link.cur_w
+            s, sw = link.shares()
+            link.cur, link.cur_w = s, sw
+            if link.host is not None:
+                # a disk: two classes of flows (reads, writes); few flows, re-rate all
+                if s != old or sw != old_w:
+                    for f in link.flows:
+                        affected[f] = None
+            elif s < old:
                 for f in link.flows:
                     if f.base > s:
                         affected[f] = None
@@ -313,10 +336,16 @@ class FluidEngine:
         set_rate = self.set_rate
         for f in affected:
             rate = INF
-            for link in f.links:
-                c = link.cur
-                if c < rate:
-                    rate = c
+            if f.tag in WRITE_TAGS:
+                for link in f.links:
+                    c = link.cur_w
+                    if c < rate:
+                        rate = c
+            else:
+                for link in f.links:
+                    c = link.cur
+                    if c < rate:
+                        rate = c
             f.base = rate
             set_rate(f, rate * f.factor, now)
 

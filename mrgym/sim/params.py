@@ -20,6 +20,14 @@ class ModelParams:
     # 7200 rpm disk serving 64 KB requests), so heavy load never collapses to zero.
     disk_thrash: float = 0.15
     disk_thrash_floor: float = 0.2
+    # Writes go through the page cache (Linux write-back, writeback.py): a write returns
+    # once its data is in memory, and the kernel's flusher writes dirty pages back in
+    # large sorted batches — one sequential stream per disk, however many writers.  A
+    # host may hold dirty data up to this fraction of its Hadoop VMs' memory (Linux
+    # vm.dirty_ratio, default 20 % since 2.6.22; JVM heaps are not subtracted); beyond
+    # it writers are throttled to the disk (balance_dirty_pages).  Reads are not cached
+    # (MapReduce input is read once).  0: no write cache.
+    dirty_ratio: float = 0.2
     # --- CPU --------------------------------------------------------------------------
     # Dom0 CPU (cores) consumed per active I/O stream of a virtualized host: every guest
     # I/O request is served by Dom0 (ILA §3.1, "Handling a large number of I/O requests
@@ -40,6 +48,15 @@ class ModelParams:
     # local (ILA §2.3, Fig. 3 "approximately the same time"), a few percent slower.
     server_read_penalty: float = 0.05
     # --- MapReduce (Hadoop 1 defaults) ------------------------------------------------
+    # Which of a job's pending maps a slot gets once a scheduler picked the job:
+    # "hadoop" (Hadoop 0.20/1.x JobInProgress.obtainNewMapTask, lsap §III.A): a node-local
+    # task, else a rack-local one (Hadoop does not know VMs, so a co-hosted block is just
+    # rack-local), else any — the first pending one of that level; "nodegroup": the same
+    # with the server (node group) level before the rack (Hadoop's virtualization
+    # extensions, HADOOP-8468); "lookahead": nodegroup order, and among the first 8 of a
+    # level the block with the fewest replicas on other idle VMs (no Hadoop does this;
+    # mrgym <= 0.1's default).
+    task_choice: str = "hadoop"
     # mapred.reduce.slowstart.completed.maps
     reduce_slowstart: float = 0.05
     # mapred.reduce.parallel.copies

@@ -130,9 +130,11 @@ class Link:
         "floor",
         "background",
         "flows",
+        "n_writes",
         "host",
         "bytes_mb",
         "cur",
+        "cur_w",
     )
 
     def __init__(
@@ -150,19 +152,31 @@ class Link:
         self.floor = floor
         self.background = background
         self.flows: dict = {}  # Flow -> None, insertion-ordered for determinism
+        self.n_writes = 0  # flows among them that are writes (merged by the page cache)
         self.host = host  # the Host whose disk this is (None for network links)
         self.bytes_mb = 0.0  # MB carried so far (monitoring)
-        self.cur = 0.0  # share now (kept by the fluid engine)
+        self.cur = 0.0  # a read flow's share now (kept by the fluid engine)
+        self.cur_w = 0.0  # a write flow's share now (differs on disks only)
 
-    def share(self) -> float:
-        """Rate (MB/s) each flow on this link gets: bottleneck fair share."""
+    def shares(self) -> tuple[float, float]:
+        """Rates (MB/s) each read flow and each write flow on this link get.
+
+        A network link is shared fairly by all its flows.  A disk serves its reads and,
+        as *one* more stream, all its writes: the page cache's flusher writes dirty pages
+        back in sorted batches (writeback.py), so the writes split one stream's share and
+        count once in the seek-thrash term, while every read seeks on its own."""
         n = len(self.flows)
-        if n == 0:
-            return self.capacity * (1.0 - self.background)
         agg = self.capacity * (1.0 - self.background)
-        if self.thrash and n > 1:
-            agg *= self.floor + (1.0 - self.floor) * math.exp(-self.thrash * (n - 1))
-        return agg / n
+        if n == 0:
+            return agg, agg
+        if self.host is None:
+            return agg / n, agg / n
+        w = self.n_writes
+        k = n - w + (1 if w else 0)  # seeking streams
+        if self.thrash and k > 1:
+            agg *= self.floor + (1.0 - self.floor) * math.exp(-self.thrash * (k - 1))
+        per = agg / k
+        return per, (per / w if w else per)
 
     def __repr__(self) -> str:
         return f"Link({self.name})"
@@ -227,6 +241,7 @@ class VM:
     reduce_slots: int
     datanode: bool
     hb_offset: float = 0.0
+    memory_gb: float = 2.0  # its page cache takes the worker's writes (writeback.py)
     interactive: object = None  # InteractiveApp for HybridMR's transactional VMs
     # Mutable state kept by the cluster
     free_map: int = 0
