@@ -42,3 +42,15 @@ needs_swim = pytest.mark.skipif(not SWIM.exists(), reason=f"SWIM trace not found
 needs_rumen = pytest.mark.skipif(
     not RUMEN.exists(), reason=f"Rumen trace not found at {RUMEN}; {_HOW}"
 )
+
+
+def lee_cloud_small() -> dict:
+    """lee-cloud with gridmix2's "small" jobs (51 maps over a tenth of the records, 15
+    reduces; configs/lee-cloud.yaml derives the medium ones): the same rounds, pools and
+    spot market in a fraction of the time, for tests of mechanics rather than sizes."""
+    over: dict = {}
+    for j in range(5):
+        over[f"workload.jobs.{j}.maps"] = 51
+        over[f"workload.jobs.{j}.input_mb"] = 3121.95 if j == 3 else 12487.8
+        over[f"workload.jobs.{j}.reduces"] = 1 if j == 2 else 15
+    return over

@@ -9,6 +9,7 @@ from collections import defaultdict
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import lee_cloud_small
 
 import mrgym
 from mrgym.config import available_scenarios, load_scenario
@@ -137,6 +138,7 @@ def test_a_repaired_datanode_brings_its_blocks_back():
 
 def test_an_evicted_spot_host_never_comes_back():
     over = {
+        **lee_cloud_small(),
         "dynamics.spot.hazard_per_hour": 1,
         "dynamics.failures": {"mtbf_hours": 2, "repair_s": 300},
     }
@@ -178,8 +180,8 @@ def test_an_evicted_spot_host_never_comes_back():
 def test_spot_evictions_under_load_reexecute_work():
     # production rounds every 5 minutes keep the spot pool busy; evictions come with the
     # default two-minute notice, yet they catch long tasks and the map outputs on disk
-    over = {"dynamics.spot.hazard_per_hour": 3}
-    for j in range(4):
+    over = {**lee_cloud_small(), "dynamics.spot.hazard_per_hour": 3}
+    for j in range(5):
         over[f"workload.jobs.{j}.every_s"] = 300
         over[f"workload.jobs.{j}.repeat"] = 6
     r = run_sim(load_scenario("lee-cloud", over), "dl-sched", 0)
@@ -188,7 +190,7 @@ def test_spot_evictions_under_load_reexecute_work():
     assert m["hosts_evicted"] >= 1 and evicted
     assert m["map_outputs_lost"] > 0
     assert m["tasks_reexecuted"] >= len(evicted) + 1
-    assert m["jobs_completed"] == m["jobs_submitted"] == 24 and m["jobs_failed"] == 0
+    assert m["jobs_completed"] == m["jobs_submitted"] == 30 and m["jobs_failed"] == 0
     for a in evicted:  # the same task later succeeded elsewhere
         assert any(
             b.outcome == "success" and (b.job, b.task, b.kind) == (a.job, a.task, a.kind)
