@@ -184,18 +184,26 @@ def ila_fig8(seeds: list[int], out: Path) -> Result:
         f10 = ci([x for s in ILA_SCHEDULERS for x in fr[s]["gt10"]])[0]
         f2 = ci([x for s in ILA_SCHEDULERS for x in fr[s]["gt2"]])[0]
         le = ci([x for s in ILA_SCHEDULERS for x in fr[s]["le1.1"]])[0]
-        io2 = ci([x for s in ILA_SCHEDULERS for x in io_fr[s]["gt2"]])[0]
-        io10 = ci([x for s in ILA_SCHEDULERS for x in io_fr[s]["gt10"]])[0]
+        recs = [r for s in ILA_SCHEDULERS for seed in seeds for r in ila72_maps(s, seed)]
+        gen = np.array([r.duration / r.alone for r in recs if r.io_bound and not r.has_input])
+        inp = np.array([r.duration / r.alone for r in recs if r.io_bound and r.has_input])
+        cpu = np.array([r.duration / r.alone for r in recs if not r.io_bound])
         why += (
             f" Measured over the four schedulers: {le * 100:.0f} % ≤1.1x, {f2 * 100:.0f} % >2x, "
-            f"{f10 * 100:.0f} % >10x (paper 15/60/10): the distribution is bimodal, CPU-bound "
-            "maps barely slowed and I/O-bound maps crushed "
-            f"({io2 * 100:.0f} % of them >2x, {io10 * 100:.0f} % >10x), so the >10x tail is "
-            f"~{f10 / 0.10:.0f}x the paper's. Reason found: the model's I/O interference is too "
-            "strong; disks sit at the random-access floor (20 % of sequential) because each "
-            "3-replica HDFS pipeline write of the map-only generator jobs (TeraGen, RandomWriter) "
-            "counts as a separate seeking stream on every replica's disk, ~23 streams per disk "
-            "even when the cluster is < 25 % busy."
+            f"{f10 * 100:.0f} % >10x (paper 15/60/10). The >10x tail is the map-only "
+            f"generators (TeraGen, RandomWriter: {gen.size / len(recs) * 100:.0f} % of maps, "
+            f"{np.mean(gen > 10) * 100:.0f} % of them >10x): each writes 3 replicas of a 128 MB "
+            "block, ~230 GB through 12 disks of 100 MB/s for TeraGen alone, a disk-bandwidth "
+            "bound that the page cache (20 % of the guests' memory, ~2.4 GB per server) only "
+            "delays; I/O-bound maps with input run a median "
+            f"{np.median(inp):.1f}x ({np.mean(inp > 2) * 100:.0f} % >2x, "
+            f"{np.mean(inp > 10) * 100:.0f} % >10x). Too few >2x: CPU-bound maps "
+            f"({cpu.size / len(recs) * 100:.0f} % of maps) run a median {np.median(cpu):.2f}x, "
+            f"{np.mean(cpu > 2) * 100:.0f} % >2x, since CPU interference starts only when "
+            "co-hosted demand exceeds the cores (Fig. 1, reproduced); the paper's 60 % >2x "
+            "implies CPU-bound tasks slowed more, by effects the model does not have (cache "
+            "and memory-bandwidth contention, Xen scheduling latency) or by a different TeraGen "
+            "size (the paper gives 600 maps, not its bytes)."
         )
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -232,10 +240,15 @@ PAPER_FIG7 = {"fair": 0.55, "late": 0.55, "capacity": 0.55, "delay": 0.75}
 )
 def ila_fig7(seeds: list[int], out: Path) -> Result:
     loc: dict[str, list[float]] = {s: [] for s in PAPER_FIG7}
+    per_job: dict[str, list[float]] = {s: [] for s in PAPER_FIG7}
     for s in PAPER_FIG7:
         for seed in seeds:
             rs = [r for r in ila72_maps(s, seed) if r.io_bound and r.has_input]
             loc[s].append(float(np.mean([r.locality in ("node", "server") for r in rs])))
+            jobs: dict[int, list[bool]] = {}
+            for r in rs:
+                jobs.setdefault(r.job, []).append(r.locality in ("node", "server"))
+            per_job[s].append(float(np.mean([np.mean(v) for v in jobs.values()])))
     m = {s: ci(loc[s])[0] for s in loc}
     greedy = ("fair", "late", "capacity")
     order = all(m["delay"] > m[s] for s in greedy)
@@ -252,10 +265,13 @@ def ila_fig7(seeds: list[int], out: Path) -> Result:
     if not within:
         off = max(abs(m[s] - PAPER_FIG7[s]) for s in PAPER_FIG7)
         why += (
-            f" Magnitudes off by up to {off * 100:.0f} points: locality is far higher than "
-            "the paper's in the model; candidate causes (issue 9): the default task choice "
-            "looks ahead to blocks with fewest replicas on other idle VMs, and interference "
-            "does not keep local slots busy unevenly enough to defeat the greedy choice."
+            f" Magnitudes off by up to {off * 100:.0f} points, locality higher than the "
+            "paper's. Pooled over tasks, the large I/O jobs (WordCount 250 maps, Grep 2 x 120) "
+            "dominate and a greedy choice finds one of their ~10 replicas per VM most of the "
+            "time; averaged per job instead (the paper does not say which), "
+            + ", ".join(f"{LABEL[s]} {ci(per_job[s])[0] * 100:.0f} %" for s in PAPER_FIG7)
+            + ". Mechanisms now in the model: Hadoop's VM-unaware task choice (a co-hosted "
+            "block is just rack-local) and greedy Capacity as in Hadoop 0.20.205."
         )
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.8))
@@ -270,7 +286,7 @@ def ila_fig7(seeds: list[int], out: Path) -> Result:
     ax.set_title(f"ILA Fig. 7 on ila72: I/O-bound jobs ({len(seeds)} seeds)")
     ax.legend(fontsize=8, loc="lower right")
     path = save_pyplot(fig, out, "ila-fig7")
-    return Result(ours, verdict, why, path, {"locality": loc})
+    return Result(ours, verdict, why, path, {"locality": loc, "per_job_mean": per_job})
 
 
 # --- ILA Table 1: virtual vs physical cluster under delay scheduling --------------------
@@ -347,13 +363,16 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
     )
     if not ok:
         why += (
-            f" Measured: drop {md * 100:.1f} points, JCT ratio {mr:.2f}x. The virtual job is "
-            "slower (4 VMs share one disk), but delay scheduling keeps nearly all maps "
-            "node-local: with a single job, interference slows every task alike, so local "
-            "slots free up as fast as elsewhere and a 5 s wait always finds one; the model "
-            "lacks what ILA blames (uneven interference keeping local slots busy past the "
-            "waits; issue 9 also lists per-job locality levels that persist after a non-local "
-            "launch, several assignments per heartbeat and writer-local first replicas)."
+            f" Measured: drop {md * 100:.1f} points, JCT ratio {mr:.2f}x "
+            f"({'within' if 1.5 <= mr <= 2.5 else 'outside'} the paper's band: 4 VMs share one "
+            "disk). Delay scheduling keeps nearly all maps node-local: with a single job, "
+            "interference slows every task alike, so local slots free up as often as elsewhere "
+            "and a 5 s wait nearly always finds one. Tried without moving locality by more than "
+            "a point (issue 9 note): Hadoop's VM-unaware task choice, out-of-band heartbeats off "
+            "(Hadoop 0.20.205's default), Hadoop 0.20's default speculation (a map 0.2 behind "
+            "its job's average progress after 60 s: none qualifies). What ILA blames, local "
+            "slots held by unexpectedly long tasks, needs task times far more uneven than the "
+            "model's interference gives one job on identical VMs."
         )
     plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.6))
