@@ -317,10 +317,17 @@ class FluidEngine:
             old, old_w = link.cur, link.cur_w
             s, sw = link.shares()
             link.cur, link.cur_w = s, sw
-            if link.host is not None:
-                # a disk: two classes of flows (reads, writes); few flows, re-rate all
-                if s != old or sw != old_w:
-                    for f in link.flows:
+            if s == old and sw == old_w:
+                continue
+            if s != sw or old != old_w:
+                # a disk with writes: reads and writes have shares of their own; the same
+                # rule as below, per flow with its class's share
+                lim, lim_w = old * (1.0 - 1e-12), old_w * (1.0 - 1e-12)
+                for f in link.flows:
+                    if f.tag in WRITE_TAGS:
+                        if (sw < old_w and f.base > sw) or (sw > old_w and f.base >= lim_w):
+                            affected[f] = None
+                    elif (s < old and f.base > s) or (s > old and f.base >= lim):
                         affected[f] = None
             elif s < old:
                 for f in link.flows:
