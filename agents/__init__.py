@@ -1,1 +1,16 @@
-"""Stable-Baselines3 agents trained on MRCluster-v0 (arrives with the training issue)."""
+"""Stable-Baselines3 agents on MRCluster-v0 (the ``rl`` extras: torch, SB3, sb3-contrib).
+
+- :mod:`agents.config` — the training configuration, one validated YAML per run
+  (``configs/train/*.yaml``: algorithm, scenario, env settings, budget, held-out seeds).
+- :mod:`agents.train` — ``train()`` (``mrgym train``: MaskablePPO by default, PPO, A2C,
+  DQN; checkpoints, resume), ``load_model()`` and ``ModelFactory``, which ``mrgym evaluate``
+  and ``mrgym compare --models`` run through the harness (:mod:`mrgym.evaluate`).
+- :mod:`agents.callbacks` — the training callbacks: episode metrics under ``mr/``, held-out
+  evaluation under ``mr_eval/`` (tags from :data:`mrgym.metrics.METRICS`), the
+  hyperparameters as text, progress.
+- :mod:`agents.tensorboard` — ``mrgym compare --tensorboard``: compared policies drawn
+  beside the agents' runs under the same tags.
+
+The agents sit above the library: they import ``mrgym``, never the other way round
+(``mrgym.cli`` and ``mrgym.policy`` load them lazily, for the commands that need them).
+"""

@@ -8,26 +8,13 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-# metric -> tag (DESIGN §5 names, flattened)
-EPISODE_TAGS = {
-    "mean_jct_s": "mean_jct",
-    "p95_jct_s": "p95_jct",
-    "makespan_s": "makespan",
-    "throughput_jobs_per_h": "throughput",
-    "fairness_jain": "fairness",
-    "slot_utilization": "utilization",
-    "cost_usd": "cost",
-    "sla_violation_s": "sla_violation",
-    "jobs_completed": "jobs_completed",
-}
+from mrgym.metrics import TENSORBOARD_TAGS, metric_value
 
 
 def metric_scalars(metrics: dict[str, Any]) -> dict[str, float]:
-    """The ``mr/`` scalars of one episode's metrics."""
-    out = {tag: float(metrics[k]) for k, tag in EPISODE_TAGS.items()}
-    for level, frac in metrics["map_locality"].items():
-        out[f"locality_{level}"] = float(frac)
-    return out
+    """The ``mr/`` scalars of one episode's metrics, tagged as :data:`mrgym.metrics.METRICS`
+    says."""
+    return {tag: float(metric_value(metrics, key)) for key, tag in TENSORBOARD_TAGS.items()}
 
 
 class MRMetricsCallback(BaseCallback):

@@ -18,9 +18,8 @@ from typing import Any
 
 import yaml
 
-from agents.callbacks import EPISODE_TAGS
+from mrgym.metrics import TENSORBOARD_TAGS
 
-LOCALITY = ("node", "server", "rack", "off_rack")
 PREFIXES = ("mr", "mr_eval")
 # a compared model's label ends in @STEPS when it is a checkpoint (agents.train.model_label)
 _AT_STEPS = re.compile(r"@(\d+)$")
@@ -71,8 +70,7 @@ def policy_means(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     sums: dict[str, dict[str, list[float]]] = {}
     for r in rows:
         acc = sums.setdefault(r["policy"], {})
-        values = {tag: r.get(key) for key, tag in EPISODE_TAGS.items()}
-        values.update({f"locality_{lv}": r.get(f"map_locality.{lv}") for lv in LOCALITY})
+        values = {tag: r.get(key) for key, tag in TENSORBOARD_TAGS.items()}
         for tag, v in values.items():
             if v is not None and not math.isnan(float(v)):
                 acc.setdefault(tag, []).append(float(v))
@@ -95,7 +93,7 @@ def write_tensorboard(
     from torch.utils.tensorboard import SummaryWriter
 
     if baselines is None:
-        import baselines as registry
+        from mrgym import registry
 
         baselines = registry.available()
     from agents.train import LOADED_STEPS

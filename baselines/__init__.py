@@ -1,8 +1,13 @@
-"""Baseline schedulers and their registry: ``baselines.make(name, **params)``."""
+"""Baseline schedulers (``baselines.classic``) and the scheduler registry's functions.
+
+The registry lives in the library, :mod:`mrgym.registry`, where every classic scheduler
+is registered by an entry-point string (``"baselines.classic:FairScheduler"``), imported
+on first use; ``baselines.make(name, **params)``, ``baselines.available()`` and
+``baselines.register(name, factory)`` are the same functions, kept here for scripts that
+import the baselines.
+"""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from baselines.classic import (
     CapacityScheduler,
@@ -13,31 +18,18 @@ from baselines.classic import (
     LateScheduler,
     RandSchedScheduler,
 )
-from mrgym.sim.scheduler import Scheduler
+from mrgym.registry import available, make, register, unregister
 
-_REGISTRY: dict[str, Callable[..., Scheduler]] = {
-    "fifo": FifoScheduler,
-    "fair": FairScheduler,
-    "delay": DelayScheduler,
-    "capacity": CapacityScheduler,
-    "late": LateScheduler,
-    "dl-sched": DlSchedScheduler,
-    "rand-sched": RandSchedScheduler,
-}
-
-
-def available() -> list[str]:
-    """Registered names, in registry order (classic first)."""
-    return list(_REGISTRY)
-
-
-def make(name: str, **params) -> Scheduler:
-    try:
-        factory = _REGISTRY[name.lower()]
-    except KeyError:
-        raise ValueError(f"unknown scheduler {name!r}; expected one of {available()}") from None
-    return factory(**params)
-
-
-def register(name: str, factory: Callable[..., Scheduler]) -> None:
-    _REGISTRY[name.lower()] = factory
+__all__ = [
+    "CapacityScheduler",
+    "DelayScheduler",
+    "DlSchedScheduler",
+    "FairScheduler",
+    "FifoScheduler",
+    "LateScheduler",
+    "RandSchedScheduler",
+    "available",
+    "make",
+    "register",
+    "unregister",
+]

@@ -3,10 +3,12 @@
 All map choices within a job go through the simulator's ``best_map`` (by default Hadoop's
 own choice: the first node-local pending map, else the first rack-local one — a co-hosted
 block is rack-local to Hadoop —, else any; ``execution.task_choice`` selects the
-server-aware or look-ahead variants), which is
-also what the environment's "launch a map of job j" action does, so these policies are
-expressible exactly in MRCluster-v0 — except ``dl-sched`` and ``rand-sched``, whose random
-task picks the action space cannot name (README, "Baselines in the environment").
+server-aware or look-ahead variants), which is also what the environment's "launch a map
+of job j" action does, so ``fifo``, ``fair``, ``delay`` and ``capacity`` are expressible
+exactly in MRCluster-v0 (given enough job slots) — not ``dl-sched`` and ``rand-sched``,
+whose random task picks the action space cannot name, nor ``late``, which backs up the
+longest-time-left task among those below its slow-task threshold while the speculate
+action takes the job's longest-time-left task (README, "Baselines").
 
 * ``fifo`` — Hadoop 1's JobQueueTaskScheduler: jobs in submission order; the head job with
   work gets the slot and launches its closest map (node- or rack-local first, else

@@ -32,8 +32,8 @@ def run_once(scenario: str, scheduler: str, seed: int) -> dict:
         "run_s": t2 - t1,
         "tasks": tasks,
         "events": events,
-        "heartbeats": sim.n_heartbeats,
-        "decisions": sim.n_decisions,
+        "heartbeats": sim.beats.n_heartbeats,
+        "decisions": sim.beats.n_decisions,
         "rate_updates": sim.engine.n_rate_updates,
         "sim_time_s": sim.env.now,
     }

@@ -1,11 +1,16 @@
 """The ``mrgym`` command.
 
 mrgym simulate --config ila72 --scheduler dl-sched --seed 0 [--json] [--log tasks.csv]
-mrgym compare --config ila72 --seeds 0-4 [--out DIR]
+mrgym compare --config ila72 --seeds 0-4 [--schedulers all] [--models M.zip] [--out DIR]
+mrgym bench --config ila72 [--skip-sim]    # env steps/s and run_sim tasks/s
+mrgym train --config configs/train/maskable_ppo_ila72.yaml [--steps N] [--resume RUN]
+mrgym evaluate --model runs/RUN [--seeds 100-109] [--csv FILE]
 mrgym reproduce --paper all --seeds 3 --out .   # REPRODUCTION.md + reproduction/
 mrgym scenarios            # bundled scenarios, one line each
-mrgym schedulers           # registered scheduler names
+mrgym schedulers           # registered scheduler names (mrgym.registry)
 mrgym --version
+
+``train`` and ``evaluate`` (and ``compare --models``) need the ``rl`` extras.
 
 Long commands show progress on stderr: a tqdm bar on a terminal, plain log lines when
 stderr is a file or a pipe (CI logs, ``nohup``).  Ctrl-C stops with one line and exit
@@ -24,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mrgym.metrics import SIMULATE_ROWS, Metric, metric_value
+
 
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
@@ -33,39 +40,23 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-METRIC_LABELS = [
-    ("jobs_completed", "jobs completed"),
-    ("jobs_failed", "jobs failed"),
-    ("jobs_submitted", "jobs submitted"),
-    ("tasks_completed", "tasks completed"),
-    ("tasks_reexecuted", "tasks re-executed"),
-    ("mean_jct_s", "mean JCT (s)"),
-    ("median_jct_s", "median JCT (s)"),
-    ("p95_jct_s", "p95 JCT (s)"),
-    ("makespan_s", "makespan (s)"),
-    ("throughput_jobs_per_h", "throughput (jobs/h)"),
-    ("fairness_jain", "fairness (Jain)"),
-    ("slot_utilization", "slot utilization"),
-    ("cpu_utilization", "CPU utilization"),
-    ("shuffle_cross_rack_bytes", "cross-rack shuffle (GB)"),
-    ("cost_usd", "cost ($)"),
-    ("energy_kwh", "energy (kWh)"),
-    ("sla_violation_s", "SLA violation (s)"),
-]
+#: ``mrgym simulate``'s rows: (metric key, label), from :data:`mrgym.metrics.METRICS`.
+METRIC_LABELS = [(m.key, m.label) for m in SIMULATE_ROWS]
+
+
+def _show(metric: Metric, v: Any) -> str:
+    if v is None:
+        return "-"
+    if metric.fmt == "percent":
+        return f"{100 * v:.1f} %"
+    if metric.scale != 1:
+        v = v * metric.scale
+    return _fmt(v)
 
 
 def metrics_table(result) -> str:
     m = result.metrics
-    rows = []
-    for key, label in METRIC_LABELS:
-        v = m[key]
-        if key == "shuffle_cross_rack_bytes":
-            v = v / 1024**3
-        rows.append((label, _fmt(v)))
-    for level, frac in m["map_locality"].items():
-        rows.append((f"map locality: {level.replace('_', '-')}", f"{100 * frac:.1f} %"))
-    for cls, v in m["mean_jct_by_class_s"].items():
-        rows.append((f"mean JCT, {cls} jobs (s)", _fmt(v) if v is not None else "-"))
+    rows = [(x.label, _show(x, metric_value(m, x.key))) for x in SIMULATE_ROWS]
     w = max(len(r[0]) for r in rows)
     head = f"{result.scenario} · {result.scheduler} · seed {result.seed}"
     lines = [head, "-" * max(len(head), w + 14)]
@@ -187,7 +178,7 @@ COMPARE_FILES = ("results.csv", "jct_cdf.png", "jct.png", "locality.png", "throu
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    import baselines
+    from mrgym import registry
     from mrgym.config import load_scenario
     from mrgym.evaluate import (
         EvaluationInterrupted,
@@ -214,11 +205,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.schedulers == "none":
         names = []
     elif args.schedulers == "all":
-        names = baselines.available()
+        names = registry.available()
     else:
         names = [n.strip() for n in args.schedulers.split(",")]
     for n in names:
-        baselines.make(n)  # fail early on an unknown name
+        registry.make(n)  # fail early on an unknown name
     policies: list = list(names)
     if args.models:
         from agents.train import ModelFactory
@@ -330,9 +321,9 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def cmd_schedulers(args: argparse.Namespace) -> int:
-    import baselines
+    from mrgym import registry
 
-    print("\n".join(baselines.available()))
+    print("\n".join(registry.available()))
     return 0
 
 

@@ -21,19 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from mrgym import registry
+from mrgym.metrics import COMPARE_COLUMNS, COMPARE_KEYS, METRIC
 from mrgym.runner import Progress, progress_mode, run_episode, run_sim
 
-SUMMARY = [
-    ("mean_jct_s", "mean JCT (s)"),
-    ("p95_jct_s", "p95 JCT (s)"),
-    ("small_jct_s", "small-job JCT (s)"),
-    ("makespan_s", "makespan (s)"),
-    ("throughput_jobs_per_h", "jobs/h"),
-    ("local_frac", "node+server local"),
-    ("fairness_jain", "Jain"),
-    ("slot_utilization", "slot util."),
-    ("tasks_reexecuted", "re-executed"),
-]
+#: The comparison's columns: (metric key, column header), from
+#: :data:`mrgym.metrics.COMPARE_COLUMNS`.
+SUMMARY = [(m.key, m.column) for m in COMPARE_COLUMNS]
 
 
 def flatten(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -182,7 +176,7 @@ def summarize(rows: list[dict[str, Any]], spread: str = "ci95") -> list[dict[str
             "seed_list": [r["seed"] for r in rs],
             "spread": spread,
         }
-        for key, _ in SUMMARY:
+        for key in COMPARE_KEYS:
             vals = np.array(
                 [r[key] for r in rs if r.get(key) is not None and not _nan(r[key])], dtype=float
             )
@@ -222,13 +216,13 @@ def spread_note(summary: list[dict[str, Any]]) -> str:
 
 def markdown_table(summary: list[dict[str, Any]]) -> str:
     """The summary as a markdown table, then a line saying what ``±`` is."""
-    head = ["policy"] + [label for _, label in SUMMARY]
+    head = ["policy"] + [m.column for m in COMPARE_COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in summary:
         cells = [row["policy"]]
-        for key, _ in SUMMARY:
-            m, s = row[key]
-            small = key in ("local_frac", "fairness_jain", "slot_utilization")
+        for metric in COMPARE_COLUMNS:
+            m, s = row[metric.key]
+            small = metric.bounded  # a 0..1 value: three decimals
             if math.isnan(m):
                 cells.append("-")
             elif math.isnan(s):  # one seed: no interval
@@ -267,12 +261,7 @@ def policy_colors(policies: Iterable[str]) -> dict[str, tuple[Any, str]]:
     import matplotlib as mpl
 
     palette = list(mpl.colormaps["tab10"].colors) + list(mpl.colormaps["Dark2"].colors)
-    try:
-        import baselines
-
-        known = baselines.available()
-    except ImportError:  # mrgym without its baselines package: first-seen order only
-        known = []
+    known = registry.available()
     out: dict[str, tuple[Any, str]] = {}
     nxt = len(known)
     for pol in policies:
@@ -403,24 +392,21 @@ def plot(
         (
             "jct.png",
             "Job completion time",
-            [("mean_jct_s", "mean JCT (s)"), ("p95_jct_s", "95th-percentile JCT (s)")],
+            [METRIC["mean_jct_s"], METRIC["p95_jct_s"]],
         ),
         (
             "throughput_fairness.png",
             "Throughput and fairness",
-            [
-                ("throughput_jobs_per_h", "throughput (jobs/h)"),
-                ("fairness_jain", "fairness (Jain's index, 1 = equal shares)"),
-            ],
+            [METRIC["throughput_jobs_per_h"], METRIC["fairness_jain"]],
         ),
     ):
         fig = Figure(figsize=(9, height), layout="constrained")
         axes = fig.subplots(1, len(panels), sharey=True)
-        for ax, (key, xlabel) in zip(axes, panels):
-            means = [r[key][0] for r in summary]
-            spreads = [r[key][1] for r in summary]
-            hi = 1.0 if key == "fairness_jain" else math.inf
-            _hbars(ax, labels, means, spreads, colors, xlabel, hi)
+        for ax, metric in zip(axes, panels):
+            means = [r[metric.key][0] for r in summary]
+            spreads = [r[metric.key][1] for r in summary]
+            hi = 1.0 if metric.bounded else math.inf
+            _hbars(ax, labels, means, spreads, colors, metric.axis_label, hi)
         if name == "throughput_fairness.png":
             axes[1].set_xlim(0, 1.05)
         fig.suptitle(f"{title}: {where}", fontsize=10)

@@ -44,21 +44,21 @@ class EnvPolicy:
         ctx = env.decision_context()
         d = self.scheduler.decide(ctx)
         action, exact = env.closest_action(d)
-        if exact and d.task is not None and not self._same_task(env.sim, ctx, d):
+        if exact and d.task is not None and not self._same_task(ctx.view, ctx, d):
             exact = False
         if not exact:
             self.inexact += 1
         return action
 
     @staticmethod
-    def _same_task(sim, ctx, d: Decision) -> bool:
+    def _same_task(view, ctx, d: Decision) -> bool:
         """Whether the environment's launch of ``d``'s kind for its job picks ``d.task``."""
-        job = sim.active[d.job]
+        job = view.job(d.job)
         if d.kind == MAP:
-            best = sim.best_map(job, ctx.vm)
+            best = view.best_map(job, ctx.vm)
             return best is not None and best[0].index == d.task
         if d.kind == SPECULATE:
-            t = sim.speculation_target(job, ctx.slot_kind, ctx.vm)
+            t = view.speculation_target(job, ctx.slot_kind, ctx.vm)
             return t is not None and t.index == d.task
         return True  # reduces are interchangeable
 

@@ -1,9 +1,10 @@
 """Run a scenario under a scheduler: ``run_sim(scenario, scheduler, seed)``.
 
 ``scheduler`` is a :class:`~mrgym.sim.scheduler.Scheduler` object or a registered name
-(``"fifo"``, ``"dl-sched"``, ... see ``baselines.available()``).  No observation is built:
-this is the fast path for sweeps.  ``run_episode(env, policy, seed)`` is the Gymnasium
-loop, the one every baseline (``EnvPolicy``) and learned agent (``ModelPolicy``) runs in.
+(``"fifo"``, ``"dl-sched"``, ... see :func:`mrgym.registry.available`).  No observation
+is built: this is the fast path for sweeps.  ``run_episode(env, policy, seed)`` is the
+Gymnasium loop, the one every baseline (``EnvPolicy``) and learned agent (``ModelPolicy``)
+runs in.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mrgym import registry
 from mrgym.config import Scenario, load_scenario
 from mrgym.metrics import TaskRecord, episode_metrics, task_log
-from mrgym.sim.cluster import Simulation
-from mrgym.sim.rng import Streams
 from mrgym.sim.scheduler import Scheduler
-from mrgym.workloads import generate
+from mrgym.sim.simulation import Simulation
 
 
 @dataclass
@@ -37,18 +37,13 @@ class SimResult:
 def make_scheduler(scheduler: Scheduler | str, **params) -> Scheduler:
     if isinstance(scheduler, Scheduler):
         return scheduler
-    import baselines  # lazy: mrgym.sim never depends on the baselines
-
-    return baselines.make(scheduler, **params)
+    return registry.make(scheduler, **params)
 
 
 def build_simulation(
     scenario: Scenario | str | dict, scheduler: Scheduler | str, seed: int, progress=None
 ) -> Simulation:
-    sc = load_scenario(scenario)
-    sched = make_scheduler(scheduler)
-    specs = generate(sc, Streams(seed).workload)
-    return Simulation(sc, specs, sched, seed, progress=progress)
+    return Simulation(load_scenario(scenario), make_scheduler(scheduler), seed, progress=progress)
 
 
 def isolated_jct(
@@ -59,10 +54,11 @@ def isolated_jct(
     from dataclasses import replace
 
     sc = load_scenario(scenario)
-    specs = sorted(generate(sc, Streams(seed).workload), key=lambda s: s.submit_s)
+    # the episode's jobs, in id (submission) order, as the simulator draws them
+    specs = [j.spec for j in Simulation(sc, make_scheduler(scheduler), seed).view.all_jobs]
     out = {}
     for jid, spec in enumerate(specs):
-        sim = Simulation(sc, [replace(spec, submit_s=0.0)], make_scheduler(scheduler), seed)
+        sim = Simulation(sc, make_scheduler(scheduler), seed, [replace(spec, submit_s=0.0)])
         sim.run()
         job = sim.jobs[0]
         if job.finish_s is not None:
@@ -140,8 +136,10 @@ def run_sim(
     bar = None
     cb = None
     sched = make_scheduler(scheduler)  # once: its name labels the progress lines
+    t0 = time.perf_counter()
+    sim = build_simulation(sc, sched, seed)
     if mode is not None:
-        total = len(generate(sc, Streams(seed).workload))
+        total = len(sim.view.all_jobs)
         if mode == "bar":
             from tqdm import tqdm
 
@@ -150,9 +148,8 @@ def run_sim(
         else:
             label = getattr(sched, "name", type(sched).__name__)
             cb = LineProgress(total, f"{sc.name} {label} seed {seed}")
-    t0 = time.perf_counter()
+        sim.set_progress(cb)
     try:
-        sim = build_simulation(sc, sched, seed, progress=cb)
         sim.run()
     finally:  # Ctrl-C included: the bar must not be left half-drawn above the error line
         if bar is not None:
@@ -167,8 +164,8 @@ def run_sim(
         task_log(sim),
         wall,
         {
-            "heartbeats": sim.n_heartbeats,
-            "decisions": sim.n_decisions,
+            "heartbeats": sim.beats.n_heartbeats,
+            "decisions": sim.beats.n_decisions,
             "rate_updates": sim.engine.n_rate_updates,
             "attempts": len(sim.attempts),
         },

@@ -10,6 +10,7 @@ import pytest
 
 import mrgym
 from mrgym.envs import MRClusterEnv
+from mrgym.envs.observation import GLOBAL_FEATURE_TABLE, JOB_FEATURE_TABLE, VM_FEATURE_TABLE
 
 SMALL = ["lsap-snapshot", "lee-gpu", "hybrid48", "lee-cloud"]
 INFO_KEYS = {
@@ -45,8 +46,26 @@ def test_registered_and_made_with_overrides():
         overrides={"hdfs.replication": 1},
     )
     assert env.action_space.n == 13
-    assert env.observation_space.shape == (15 + 7 + 21 * 4,)
+    n_vm, n_global, n_job = (
+        len(t) for t in (VM_FEATURE_TABLE, GLOBAL_FEATURE_TABLE, JOB_FEATURE_TABLE)
+    )
+    assert env.observation_space.shape == (n_vm + n_global + n_job * 4,)
+    assert len(env.unwrapped.feature_names) == n_vm + n_global + n_job * 4
     assert env.unwrapped.scenario.hdfs.replication == 1
+
+
+def test_every_observation_feature_is_described_once_in_the_docstring():
+    import mrgym.envs.observation as obs
+
+    tables = obs.VM_FEATURE_TABLE + obs.GLOBAL_FEATURE_TABLE + obs.JOB_FEATURE_TABLE
+    names = [n for n, _ in tables]
+    assert len(set(names)) == len(names)
+    for name, what in tables:
+        assert what and f"``{name}``: {what}" in obs.__doc__
+    # the observation the environment builds has one value per listed feature
+    env = gym.make("MRCluster-v0", config="ila72", job_slots=3)
+    o, _ = env.reset(seed=0)
+    assert o.shape == (len(obs.VM_FEATURES) + len(obs.GLOBAL_FEATURES) + 3 * len(obs.JOB_FEATURES),)
 
 
 def _play(env, seed, rng):

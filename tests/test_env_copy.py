@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import mrgym
-from mrgym.envs.mr_cluster import EnvSnapshot
+from mrgym.envs.replay import EnvSnapshot
 
 FAILURES = {"dynamics.failures": {"mtbf_hours": 0.05, "repair_s": 60}}
 CASES = [("ila72", None), ("lee-gpu", FAILURES)]
@@ -93,7 +93,7 @@ def test_failures_happen_in_the_copied_stretch():
     env = gym.make("MRCluster-v0", config="lee-gpu", overrides=FAILURES)
     _, info = env.reset(seed=3)
     _run(env, info, _random_actions(0), 550)
-    assert env.unwrapped.sim.host_failures > 0
+    assert env.unwrapped.sim.dynamics.host_failures > 0
 
 
 @pytest.mark.parametrize("name,overrides", CASES)
@@ -248,7 +248,7 @@ def test_envs_attribute_after_import_mrgym_and_sim_without_gymnasium():
                 if name.split(".")[0] in ("gymnasium", "torch", "stable_baselines3"):
                     raise ImportError("blocked " + name)
         sys.meta_path.insert(0, Block())
-        import mrgym.sim.cluster, mrgym.sim.scheduler
+        import mrgym.sim.simulation, mrgym.sim.scheduler
         print(sorted(m for m in sys.modules if m.startswith(("gymnasium", "torch"))))
         """
     )

@@ -79,10 +79,10 @@ def test_slots_hold_only_jobs_that_can_launch_here():
     rng = np.random.default_rng(0)
     seen_skip = False
     for _ in range(1500):
-        sim, vm, kind = env.sim, env._vm, env._kind
-        launchable = [j for j in sim.active_list if sim.can_launch(j, kind, vm)]
+        view, vm, kind = env.view, env._vm, env._kind
+        launchable = [j for j in view.jobs if view.can_launch(j, kind, vm)]
         assert [j.id for j in env._slots] == [j.id for j in launchable[:3]]
-        seen_skip |= len(launchable) < len(sim.active_list)
+        seen_skip |= len(launchable) < len(view.jobs)
         for i in range(len(env._slots)):  # every slot has its kind's launch legal
             assert info["action_mask"][3 * i + (0 if kind == MAP else 1)]
         assert not info["action_mask"][3 * len(env._slots) : -1].any()
@@ -278,13 +278,13 @@ def test_a_cluster_that_can_take_no_task_is_refused():
 def test_dead_episode_reason_for_slotless_clusters():
     from mrgym.envs.mr_cluster import _dead_episode_reason
 
-    sim = SimpleNamespace(
+    view = SimpleNamespace(  # the ClusterView fields the reason reads
         scenario=SimpleNamespace(name="x", run=SimpleNamespace(max_sim_time_s=50.0)),
-        jobs=[SimpleNamespace(spec=SimpleNamespace(submit_s=0.0))],
+        all_jobs=[SimpleNamespace(spec=SimpleNamespace(submit_s=0.0))],
         n_arrived=1,
         n_completed=0,
     )
-    assert _dead_episode_reason(sim, 0) == (
+    assert _dead_episode_reason(view, 0) == (
         "scenario 'x' (seed 0) ends before the first decision: 1 job(s) arrived but no VM "
         "could take any of their tasks before run.max_sim_time_s=50 (check the VMs' "
         "map/reduce slots and pools)"

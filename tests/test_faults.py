@@ -25,7 +25,8 @@ LEE_GPU_FAILURES = {"dynamics.failures": {"mtbf_hours": 0.05, "repair_s": 60, "k
 def _record_losses(sim) -> list[tuple[float, str, object]]:
     """Wrap the simulator's loss and repair calls to log (time, event, host)."""
     log: list[tuple[float, str, object]] = []
-    lose, repair = sim.lose_host, sim._repair
+    dyn = sim.dynamics
+    lose, repair = dyn.lose_host, dyn.repair
 
     def lose_host(host, outcome):
         log.append((sim.env.now, f"{outcome}{'' if host.alive else '-while-down'}", host))
@@ -35,7 +36,7 @@ def _record_losses(sim) -> list[tuple[float, str, object]]:
         log.append((sim.env.now, "repaired", host))
         repair(host)
 
-    sim.lose_host, sim._repair = lose_host, _repair
+    dyn.lose_host, dyn.repair = lose_host, _repair
     return log
 
 
@@ -151,15 +152,15 @@ def test_an_evicted_spot_host_never_comes_back():
         gone = [h for h in sim.topo.hosts if h.gone]
         # lost hosts counted once; billed up-time never exceeds the simulated time
         assert (
-            sim.hosts_evicted
+            sim.dynamics.hosts_evicted
             == len(gone)
             == len({h.id for _, e, h in log if e.startswith("evicted")})
         )
-        assert sim.host_failures == sum(1 for _, e, _h in log if e == "failed")
+        assert sim.dynamics.host_failures == sum(1 for _, e, _h in log if e == "failed")
         for h in sim.topo.hosts:
             assert h.up_seconds <= now + 1e-6, h.name
         for h in gone:
-            t = sim.evict_at[h.id]
+            t = sim.dynamics.evict_at[h.id]
             assert not h.alive and all(not v.alive for v in h.vms)
             # nothing ran on it after its eviction
             assert all(a.start_s < t and a.end_s <= t for a in sim.attempts if a.vm.host is h)
@@ -237,7 +238,7 @@ def test_invariants_with_failures_and_evictions(name):
         sim.run()
         now = sim.env.now
         assert not sim.truncated, f"{name}/{sched} hit the time cap"
-        assert sim.host_failures + sim.hosts_evicted > 0
+        assert sim.dynamics.host_failures + sim.dynamics.hosts_evicted > 0
         for job in sim.jobs:
             assert (job.finish_s is None) != (job.failed_s is None), job.name  # one or other
             for t in job.maps + job.reduces:
@@ -259,9 +260,9 @@ def test_invariants_with_failures_and_evictions(name):
         # billed up-time within the simulated time; evicted hosts counted once
         assert all(h.up_seconds <= now + 1e-6 for h in sim.topo.hosts)
         gone = {h.id for h in sim.topo.hosts if h.gone}
-        assert sim.hosts_evicted == len(gone)
+        assert sim.dynamics.hosts_evicted == len(gone)
         assert not any(
-            e == "repaired" and h.id in gone and t > sim.evict_at[h.id] for t, e, h in log
+            e == "repaired" and h.id in gone and t > sim.dynamics.evict_at[h.id] for t, e, h in log
         )
         m = mrgym.metrics.episode_metrics(sim)
         assert m["jobs_completed"] + m["jobs_failed"] == m["jobs_submitted"] == len(sim.jobs)
@@ -280,6 +281,6 @@ def test_a_cluster_whose_every_host_is_evicted_ends_truncated_at_once():
     sim = build_simulation(load_scenario("lee-cloud", over), "fifo", 0)
     sim.run()
     assert all(h.gone for h in sim.topo.hosts)
-    assert sim.truncated and sim.env.now == pytest.approx(max(sim.evict_at.values()))
+    assert sim.truncated and sim.env.now == pytest.approx(max(sim.dynamics.evict_at.values()))
     m = mrgym.metrics.episode_metrics(sim)
     assert m["truncated"] and m["jobs_completed"] < m["jobs_submitted"]

@@ -85,8 +85,8 @@ def test_invariants(name, over, sched, seed):
             level += d
             assert 0 <= level <= cap, (vms[vm_id].name, kind)
     if over.get("dynamics.failures") or over.get("dynamics.spot.hazard_per_hour"):
-        assert sim.host_failures + sim.hosts_evicted > 0
-        assert sim.n_reexecuted > 0
+        assert sim.dynamics.host_failures + sim.dynamics.hosts_evicted > 0
+        assert sim.tracker.n_reexecuted > 0
 
 
 def test_evicted_spot_host_tasks_rerun_and_job_completes():
@@ -115,7 +115,7 @@ def test_spot_notice_stops_new_tasks():
     sim = build_simulation(sc, "dl-sched", 3)
     sim.run()
     notice = sc.dynamics.spot.notice_s
-    for hid, t in sim.evict_at.items():
+    for hid, t in sim.dynamics.evict_at.items():
         host = sim.topo.hosts[hid]
         if t >= sim.env.now:
             continue

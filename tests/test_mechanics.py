@@ -96,10 +96,7 @@ class Speculator(Scheduler):
             if ctx.slot_kind == MAP and ctx.can_launch(job, MAP):
                 return launch_map(job.id)
         for job in ctx.jobs:
-            if (
-                ctx.slot_kind == MAP
-                and ctx.view._sim.speculation_target(job, MAP, ctx.vm) is not None
-            ):
+            if ctx.slot_kind == MAP and ctx.view.speculation_target(job, MAP, ctx.vm) is not None:
                 return speculate(job.id)
         return DECLINE
 

@@ -15,7 +15,7 @@ def _sim(choice: str, decisions: int = 1):
     for _ in range(decisions):
         vm = sim.advance()
         assert vm is not None
-        sim._heartbeat(vm)
+        sim.beats.serve(vm, sim.scheduler.decide)
     assert sim.advance() is not None
     return sim
 
@@ -23,7 +23,7 @@ def _sim(choice: str, decisions: int = 1):
 def _case(sim):
     """A (job, VM) where the job has no node-local map but a server-local one that is not
     the first pending map of the rack list."""
-    for job in sim.active_list:
+    for job in sim.view.jobs:
         if not job.n_pending_maps:
             continue
         for vm in sim.topo.workers:
@@ -40,22 +40,22 @@ def _case(sim):
 def test_hadoop_takes_the_first_rack_local_map_and_nodegroup_the_co_hosted_one():
     sim = _sim("hadoop")
     job, vm = _case(sim)
-    task, level = sim.best_map(job, vm)
+    task, level = sim.view.best_map(job, vm)
     assert level == RACK and task is job.pending_by_rack[vm.host.rack.id][-1]
-    assert sim.best_map(job, vm, pick=False)[1] == RACK  # the observation sees that level
+    assert sim.view.best_map(job, vm, pick=False)[1] == RACK  # the observation sees that level
 
     sim = _sim("nodegroup")
     job, vm = _case(sim)
-    task, level = sim.best_map(job, vm)
+    task, level = sim.view.best_map(job, vm)
     assert level == SERVER and any(r.host is vm.host for r in task.block.replicas)
 
 
 def test_a_node_local_map_comes_first_under_every_choice():
     for choice in ("hadoop", "nodegroup", "lookahead"):
         sim = _sim(choice)
-        job = next(j for j in sim.active_list if j.n_pending_maps)
+        job = next(j for j in sim.view.jobs if j.n_pending_maps)
         vm = next(v for v in sim.topo.workers if job.pending_by_vm.get(v.id))
-        task, level = sim.best_map(job, vm)
+        task, level = sim.view.best_map(job, vm)
         assert level == NODE and vm in task.block.replicas, choice
 
 

@@ -77,7 +77,7 @@ def test_a_failed_host_loses_its_dirty_pages():
     host = sim.topo.hosts[0]
     cache = sim.caches[host.id]
     assert cache.absorb(300.0, 0.0)
-    sim.lose_host(host, "failed")
+    sim.dynamics.lose_host(host, "failed")
     assert cache.dirty_mb(0.0) == 0.0 and not host.disk.flows
     assert not cache.absorb(10.0, 0.0)  # a down host takes no writes
 
@@ -118,3 +118,119 @@ def test_io_bound_maps_are_slowed_as_ila_fig8_says_not_crushed():
     assert np.mean(cached > 10) < 0.15
     assert np.mean(cached > 2) < np.mean(uncached > 2) - 0.1
     assert np.median(cached) < np.median(uncached)
+
+
+def test_every_flow_runs_at_its_class_share_after_each_re_rating(monkeypatch):
+    """The incremental re-rating of _refresh_links equals a brute-force recomputation:
+    each active flow's base is the min over its links of its class's share (read or
+    write), and no disk serves more than its thrashed capacity."""
+    from mrgym.sim.execution import WRITE_TAGS, FluidEngine
+
+    orig = FluidEngine._refresh_links
+    seen: dict = {}
+    bad = []
+
+    def checked(self, links, now, new=None):
+        orig(self, links, now, new)
+        for link in links:
+            seen[id(link)] = link
+        for link in seen.values():
+            total = 0.0
+            for f in link.flows:
+                total += f.rate
+                want = min((lk.cur_w if f.tag in WRITE_TAGS else lk.cur) for lk in f.links)
+                if abs(f.base - want) > 1e-9 * max(1.0, want):
+                    bad.append((now, link.name, f.tag, f.base, want))
+            if link.host is not None and link.flows:
+                k = len(link.flows) - link.n_writes + (1 if link.n_writes else 0)
+                cap = link.capacity * (
+                    link.floor + (1 - link.floor) * math.exp(-link.thrash * (k - 1))
+                    if link.thrash and k > 1
+                    else 1.0
+                )
+                if total > cap * (1 + 1e-9):
+                    bad.append((now, link.name, "over capacity", total, cap))
+
+    monkeypatch.setattr(FluidEngine, "_refresh_links", checked)
+    mrgym.run_sim("lee-gpu", "fair", 0)
+    assert len(seen) > 3 and not bad, bad[:5]
+
+
+def test_the_flusher_finishes_when_its_data_is_written_after_a_late_extend():
+    sim = build_simulation(ONE_HOST, "fifo", 0)
+    host = sim.topo.hosts[0]
+    cache, mbps = sim.caches[host.id], host.type.disk_mbps
+    assert cache.absorb(100.0, 0.0)
+    sim.env.run(until=0.5)
+    assert cache.absorb(100.0, 0.5)  # 150 MB left at 0.5 s: done at 0.5 + 150 / mbps
+    sim.env.run(until=0.5 + 150.0 / mbps - 1e-6)
+    assert cache.dirty_mb(sim.env.now) > 0
+    sim.env.run(until=0.5 + 150.0 / mbps + 1e-6)
+    assert cache.dirty_mb(sim.env.now) == 0.0 and not host.disk.flows
+
+
+TWO_HOSTS = {
+    "name": "two-hosts",
+    "cluster": {
+        "racks": 1,
+        "hosts": [
+            {
+                "count": 2,
+                "type": "xen-12core",
+                "vms_per_host": 1,
+                "vm": {"vcpus": 2, "memory_gb": 2, "map_slots": 1, "reduce_slots": 0},
+            }
+        ],
+    },
+    "hdfs": {"replication": 2},
+    "workload": {
+        "kind": "jobs",
+        "jobs": [{"profile": "teragen", "maps": 1, "reduces": 0, "input_mb": 128}],
+    },
+}
+
+
+def test_a_killed_writer_leaves_only_what_it_sent_in_the_page_caches():
+    sim = build_simulation(TWO_HOSTS, "fifo", 0)
+    env = sim.env
+    seen = {}
+
+    def killer():
+        while True:  # wait for the map's HDFS write (its phase 2)
+            yield env.timeout(0.01)
+            atts = [a for a in sim.attempts if a.phase == 2 and a.outcome == "running"]
+            if atts:
+                break
+        att = atts[0]
+        w = att.work
+        sent = w.total - w.remaining_at(env.now)
+        before = [sim.caches[h.id].dirty_mb(env.now) for h in sim.topo.hosts]
+        sim.tracker.kill(att, "killed", requeue=False)
+        seen.update(sent=sent, before=before)
+        seen["after"] = [sim.caches[h.id].dirty_mb(env.now) for h in sim.topo.hosts]
+
+    env.process(killer())
+    sim.run()
+    assert seen, "the writer was never seen writing"
+    assert 0 < seen["sent"] < 128
+    for before, after in zip(seen["before"], seen["after"]):
+        # each cache had taken the whole block; it keeps what arrived before the kill
+        assert after == pytest.approx(max(0.0, before - (128 - seen["sent"])), abs=1e-6)
+        assert after < before
+
+
+def test_without_a_cache_writes_keep_their_disks():
+    sim = build_simulation({**TWO_HOSTS, "execution": {"dirty_ratio": 0.0}}, "fifo", 0)
+    disks = []
+
+    def watch():
+        while True:
+            yield sim.env.timeout(0.01)
+            for a in sim.attempts:
+                if a.phase == 2 and a.outcome == "running":
+                    disks.append(sum(lk is lk.host.disk for lk in a.work.links if lk.host))
+                    return
+
+    sim.env.process(watch())
+    sim.run()
+    assert disks == [2]  # both replicas' disks are on the writer's path

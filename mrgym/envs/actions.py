@@ -15,11 +15,24 @@ import numpy as np
 from mrgym.sim.jobs import Job
 from mrgym.sim.scheduler import DECLINE, MAP, REDUCE, SPECULATE, Decision
 
+# What each job slot's actions launch, in order: slot i's actions are 3i, 3i+1, 3i+2.
 KINDS = (MAP, REDUCE, SPECULATE)
+PER_SLOT = len(KINDS)
 QUEUE_ORDERS = ("arrival", "deficit", "remaining")
 # 21 observation features per slot: 1 024 slots is a 21 530-float observation, beyond which
 # memory and step time grow with nothing to gain (ila2400 has 100 jobs in all)
 MAX_JOB_SLOTS = 1024
+
+
+def action_of(slot: int, kind: int) -> int:
+    """The action for job slot ``slot`` and kind index ``kind`` (``KINDS``): the one
+    definition of MRCluster-v0's action layout, ``3 * slot + kind``."""
+    return PER_SLOT * slot + kind
+
+
+def split_action(action: int) -> tuple[int, int]:
+    """(job slot, kind index) of a launch action (the inverse of :func:`action_of`)."""
+    return divmod(action, PER_SLOT)
 
 
 class ActionCodec:
@@ -36,8 +49,8 @@ class ActionCodec:
         self.queue_order = queue_order
         self.speculation = speculation
         self.work_conserving = work_conserving
-        self.n = 3 * self.k + 1
-        self.decline = 3 * self.k
+        self.n = action_of(self.k, 0) + 1
+        self.decline = action_of(self.k, 0)  # the last action
 
     def order(self, jobs: list[Job], slot_kind: str) -> list[Job]:
         """Active jobs in queue order: arrival, furthest below weighted fair share first
@@ -52,7 +65,7 @@ class ActionCodec:
             )
         return jobs
 
-    def select(self, sim, vm, slot_kind: str, jobs: list[Job]) -> tuple[list[Job], np.ndarray]:
+    def select(self, view, vm, slot_kind: str, jobs: list[Job]) -> tuple[list[Job], np.ndarray]:
         """The jobs behind the K slots for ``vm``'s free ``slot_kind`` slot and the mask.
 
         One pass in queue order that stops once K jobs are found; each job costs its
@@ -67,17 +80,17 @@ class ActionCodec:
         spec = self.speculation
         k = self.k
         for job in self.order(jobs, slot_kind):
-            if job.allowed_pools is not None and not sim._pool_ok(job, vm):
+            if job.allowed_pools is not None and not view.pool_ok(job, vm):
                 continue
             launch = job.n_pending_maps > 0 if is_map else (job.ready and job.n_pending_reduces > 0)
-            backup = spec and sim.has_speculation_target(job, slot_kind, vm)
+            backup = spec and view.has_speculation_target(job, slot_kind, vm)
             if not (launch or backup):
                 continue
-            base = 3 * len(slots)
+            i = len(slots)
             if launch:
-                m[base if is_map else base + 1] = True
+                m[action_of(i, 0 if is_map else 1)] = True
             if backup:
-                m[base + 2] = True
+                m[action_of(i, 2)] = True
             slots.append(job)
             if len(slots) == k:
                 break
@@ -88,7 +101,7 @@ class ActionCodec:
     def decode(self, action: int, slots: list[Job]) -> Decision:
         if action == self.decline:
             return DECLINE
-        i, k = divmod(action, 3)
+        i, k = split_action(action)
         return Decision(KINDS[k], slots[i].id)
 
     def encode(self, d: Decision, slots: list[Job]) -> int:
@@ -99,7 +112,7 @@ class ActionCodec:
             raise ValueError(f"decision {d}: unknown kind {d.kind!r}; expected one of {KINDS}")
         for i, job in enumerate(slots):
             if job.id == d.job:
-                return 3 * i + KINDS.index(d.kind)
+                return action_of(i, KINDS.index(d.kind))
         raise ValueError(
             f"decision {d} names job {d.job}, which is not among the {self.k} job slots "
             f"(queue_order={self.queue_order!r}); raise job_slots to express it"
@@ -118,11 +131,11 @@ class ActionCodec:
             kind = KINDS.index(d.kind)
             for i, job in enumerate(slots):
                 if job.id == d.job:
-                    a = 3 * i + kind
+                    a = action_of(i, kind)
                     if mask[a]:
                         return a, True
                     break
-            for a in range(kind, decline, 3):
+            for a in range(kind, decline, PER_SLOT):
                 if mask[a]:
                     return a, False
         legal = np.flatnonzero(mask[:decline])
@@ -133,5 +146,5 @@ class ActionCodec:
     def describe(self, action: int) -> str:
         if action == self.decline:
             return "decline"
-        i, k = divmod(action, 3)
+        i, k = split_action(action)
         return f"{KINDS[k]} of job slot {i}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -15,12 +14,13 @@ from gymnasium import spaces
 from mrgym.config import Scenario, load_scenario
 from mrgym.envs.actions import ActionCodec
 from mrgym.envs.observation import GLOBAL_FEATURES, JOB_FEATURES, VM_FEATURES, ObservationBuilder
+from mrgym.envs.replay import EnvSnapshot, EpisodeReplay  # noqa: F401  (public here too)
 from mrgym.envs.rewards import RewardTracker, check_weights
 from mrgym.metrics import episode_metrics
-from mrgym.sim.cluster import Simulation
-from mrgym.sim.rng import Streams
+from mrgym.sim.heartbeats import Heartbeat
 from mrgym.sim.scheduler import Decision, DecisionContext, Scheduler
-from mrgym.workloads import generate
+from mrgym.sim.simulation import Simulation
+from mrgym.sim.view import ClusterView
 
 
 class _AgentProxy(Scheduler):
@@ -48,27 +48,7 @@ class _AgentProxy(Scheduler):
         raise RuntimeError("in MRCluster-v0 the agent decides through step()")
 
 
-@dataclass(frozen=True)
-class EnvSnapshot:
-    """What ``MRClusterEnv.snapshot()`` returns: the record of an episode, from which
-    ``restore`` rebuilds it by replay.  Plain data (picklable); treat it as opaque."""
-
-    ep_seed: int | None  # the episode's seed (drawn from np_random when reset had none)
-    options: dict | None
-    actions: tuple[int, ...]  # every action stepped since reset, in order
-    asked: tuple[int, ...]  # steps before which the hooks' decide() ran (EnvPolicy)
-    hooks0: Scheduler | None  # the hooks as they were at reset (never mutated)
-    hooks: Scheduler | None  # a copy of the hooks' state at the snapshot
-    np_random_state: dict | None  # gym.Env's generator, which draws seeds for reset(None)
-    settings: tuple = ()  # the environment's construction settings (restore checks them)
-
-
-# per-episode attributes that hold simulator objects: dropped by __getstate__ and rebuilt
-# by replay (the simulator's SimPy processes are generators, which cannot be copied)
-_EPISODE_ATTRS = ("sim", "rewards", "_vm", "_kind", "_declined", "_slots", "_mask")
-
-
-class MRClusterEnv(gym.Env):
+class MRClusterEnv(EpisodeReplay, gym.Env):
     """
     ## Description
     A virtualized, heterogeneous Hadoop MapReduce cluster (racks, hosts, VMs, HDFS, map ->
@@ -97,26 +77,18 @@ class MRClusterEnv(gym.Env):
     for a new task); under ``EnvPolicy`` the baseline's own ``speculates`` decides.
 
     ## Observation Space
-    ``Box(0, 1, (15 + 7 + 21 K,), float32)``, every feature normalized:
-
-    * requesting VM and host (15): slot is map / reduce, free map and reduce slot fractions,
-      VM CPU use / vCPUs, VM read and write MB/s / disk speed, co-hosted VMs' CPU / cores,
-      Dom0 CPU / cores, disk utilization, virtualized, has GPU, spot, core speed / 5,
-      evicting (spot notice received);
-    * global (7): busy map and reduce slot fractions, pending maps and ready reduces
-      (log-scaled), active jobs / K, fraction of jobs completed, time / time cap;
-    * per job slot (21, zeros when empty): valid, maps pending / running / done fractions,
-      reduces pending / running / done fractions, reduces ready (slow-start reached), best
-      locality of its pending maps on this VM (node, server, rack, off-rack one-hot), running
-      share / weighted fair share (/4), waiting time (log), GPU affinity, measured mean map
-      time (log) and CPU intensity of finished maps, size (log maps), weight / (1 + weight),
-      can speculate here, allowed on this VM's pool.
+    ``Box(0, 1, (15 + 7 + 21 K,), float32)``, every feature normalized: 15 of the
+    requesting VM and its host, 7 of the cluster, 21 per job slot (zeros when empty).  Each
+    feature, named and described once, is listed in ``mrgym.envs.observation``'s docstring
+    (generated from its tables; ``env.unwrapped.feature_names`` names every entry).  The
+    locality features are the level of the map a launch of that job would take here
+    (``execution.task_choice``), not the best level among its pending maps.
 
     ## Rewards
     Weighted sum (``reward_weights``, default ``{"jct": 1}``) of the terms in
     ``info["reward_terms"]``: ``jct`` (-active jobs x dt / 100: the return is -sum JCT/100),
     ``throughput`` (tasks completed), ``locality`` (per map launched: node 1, server 0.9,
-    rack 0.3, off-rack 0), ``fairness`` (-mean |share - fair share| x dt / 100), ``cost``
+    rack 0.3, off-rack 0), ``fairness`` (-lsap's fairness distance x dt / 100), ``cost``
     (-$), ``sla`` (-interactive SLA-violation seconds / 100).
 
     ## Starting State
@@ -236,7 +208,10 @@ class MRClusterEnv(gym.Env):
         self.sim: Simulation | None = None
         self._vm = None
         self._kind: str | None = None
-        self._declined: set[str] = set()
+        self.view: ClusterView | None = None
+        self._render_layout = self._render_layout_view = None  # render.py's cache
+        self._proxy: _AgentProxy | None = None
+        self._beat: Heartbeat | None = None  # the heartbeat whose slots are being served
         self._slots: list = []
         self._mask = np.zeros(self.codec.n, dtype=bool)
         # the episode record that copies, pickles and snapshots replay (see the docstring)
@@ -289,9 +264,7 @@ class MRClusterEnv(gym.Env):
         """Start the episode of ``ep_seed`` (reset without touching ``np_random``)."""
         self._ep_seed, self._options, self._hooks0 = ep_seed, copy.deepcopy(options), hooks0
         self._actions, self._asked, self._asked_now = [], [], False
-        specs = generate(self.scenario, Streams(ep_seed).workload)
-        _check_job_weights(specs)
-        proxy = _AgentProxy(hooks, self.speculation)
+        proxy = self._proxy = _AgentProxy(hooks, self.speculation)
         # speculate actions exist when the simulator heartbeats for them: with a baseline's
         # hooks (EnvPolicy) that is the baseline's choice, so that jobs it could only back
         # up do not take job slots from jobs it would launch
@@ -299,15 +272,19 @@ class MRClusterEnv(gym.Env):
         # and a baseline may decline a slot that has work (delay scheduling's locality waits):
         # work conservation binds the agent, not a baseline replayed through EnvPolicy
         self.codec.work_conserving = self.work_conserving and hooks is None
-        self.sim = Simulation(self.scenario, specs, proxy, ep_seed)
+        self.sim = Simulation(self.scenario, proxy, ep_seed)
+        self.view = self.sim.view
+        self._render_layout = self._render_layout_view = None
+        _check_job_weights([j.spec for j in self.view.all_jobs])
+        self._beat = None
         self.rewards = RewardTracker(self.weights)
         self._vm = None
         self._advance()
         if self._vm is None:
             # a dead episode (no decision at all) would hand the agent a terminal state as
             # its first observation, which no Gymnasium loop expects
-            raise ValueError(_dead_episode_reason(self.sim, ep_seed))
-        self.rewards.reset(self.sim)
+            raise ValueError(_dead_episode_reason(self.view, ep_seed))
+        self.rewards.reset(self.view)
         terms = dict.fromkeys(self.weights, 0.0)
         return self._obs(), self._info(False, terms)
 
@@ -335,7 +312,7 @@ class MRClusterEnv(gym.Env):
         # the action is accepted: record it (replay for copies and snapshots)
         if self._asked_now:
             self._asked_now = False
-            if self.sim.scheduler.hooks is not None:
+            if self._proxy.hooks is not None:
                 self._asked.append(len(self._actions))
         self._actions.append(action)
         if invalid:
@@ -345,111 +322,16 @@ class MRClusterEnv(gym.Env):
             # until the time cap)
             decline = self.codec.decline
             action = decline if self._mask[decline] else int(np.flatnonzero(self._mask)[0])
-        d = self.codec.decode(action, self._slots)
-        if d.kind is None:
-            self._declined.add(self._kind)
-        else:
-            launched = self.sim.apply(self._vm, d, self._kind)
-        self.sim.n_decisions += 1
+        launched = self._beat.answer(self.codec.decode(action, self._slots))
         self._advance()
-        reward, terms = self.rewards.step(self.sim, launched)
-        terminated = bool(self.sim.finished and not self.sim.truncated)
-        truncated = bool(self.sim.truncated)
+        view = self.view
+        reward, terms = self.rewards.step(view, launched)
+        terminated = bool(view.finished and not view.truncated)
+        truncated = bool(view.truncated)
         info = self._info(invalid, terms)
         if terminated or truncated:
             info["episode_metrics"] = episode_metrics(self.sim)
         return self._obs(), reward, terminated, truncated, info
-
-    # -- copies, pickles and snapshots (see "Copying, pickling, snapshots" above) ------------
-    def snapshot(self) -> EnvSnapshot:
-        """The record of the episode so far, for ``restore`` (cheap: no simulator copy)."""
-        live = self.sim.scheduler.hooks if self.sim is not None else None
-        rng = self._np_random
-        return EnvSnapshot(
-            ep_seed=self._ep_seed,
-            options=copy.deepcopy(self._options),
-            actions=tuple(self._actions),
-            asked=tuple(self._asked),
-            hooks0=self._hooks0,
-            hooks=copy.deepcopy(live),
-            np_random_state=None if rng is None else copy.deepcopy(rng.bit_generator.state),
-            settings=self._settings,
-        )
-
-    def restore(self, snap: EnvSnapshot) -> None:
-        """Put the environment back to ``snap`` (of this environment or of a copy of it)
-        by replaying its record: costs as much as its steps.  The hooks scheduler in use
-        (EnvPolicy's baseline) gets the snapshot's state in place, so a bound policy
-        keeps working."""
-        if not isinstance(snap, EnvSnapshot):
-            raise TypeError(f"restore: expected an EnvSnapshot, got {type(snap).__name__}")
-        for (key, mine), (_, theirs) in zip(self._settings, snap.settings):
-            if mine != theirs:
-                shown = "another scenario" if key == "scenario" else repr(theirs)
-                raise ValueError(
-                    f"restore: the snapshot was taken with {key}={shown}, this environment "
-                    f"has {'a different one' if key == 'scenario' else repr(mine)}"
-                )
-        if snap.np_random_state is not None:
-            self.np_random.bit_generator.state = copy.deepcopy(snap.np_random_state)
-        live = self.sim.scheduler.hooks if self.sim is not None else None
-        if live is not None and snap.hooks is not None and type(live) is type(snap.hooks):
-            # load the state into the object a bound EnvPolicy holds, rather than swap it
-            state = copy.deepcopy(snap.hooks)
-            if hasattr(live, "__dict__") and hasattr(state, "__dict__"):
-                vars(live).clear()
-                vars(live).update(vars(state))
-            else:  # pragma: no cover - a scheduler with __slots__
-                live = state
-        else:
-            live = copy.deepcopy(snap.hooks)
-        self._replay(snap.ep_seed, snap.options, snap.actions, snap.asked, snap.hooks0, live)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        for name in _EPISODE_ATTRS:
-            state.pop(name, None)
-        # the hooks object in use: copied or pickled with the rest, so that a policy copied
-        # together with the environment (deepcopy((env, policy))) still shares it
-        state["_live_hooks"] = self.sim.scheduler.hooks if self.sim is not None else None
-        state["_actions"] = list(self._actions)
-        state["_asked"] = list(self._asked)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        live = state.pop("_live_hooks", None)
-        self.__dict__.update(state)
-        self._replay(self._ep_seed, self._options, self._actions, self._asked, self._hooks0, live)
-
-    def _replay(
-        self,
-        ep_seed: int | None,
-        options: dict | None,
-        actions,
-        asked,
-        hooks0: Scheduler | None,
-        live: Scheduler | None,
-    ) -> None:
-        """Rebuild the episode from its record: start it, then step every action."""
-        self.sim, self._vm, self._kind = None, None, None
-        self._declined, self._slots = set(), []
-        self._mask = np.zeros(self.codec.n, dtype=bool)
-        if ep_seed is None:  # no episode yet
-            self._ep_seed, self._options, self._hooks0 = None, None, None
-            self._actions, self._asked, self._asked_now = [], [], False
-            return
-        actions, asked = list(actions), set(asked)
-        # a throwaway copy of the reset-time hooks drives the replay (the record keeps
-        # hooks0 untouched for later copies); afterwards the simulator uses ``live``
-        hooks = copy.deepcopy(hooks0)
-        self._begin(ep_seed, options, hooks, hooks0)
-        for i, a in enumerate(actions):
-            if hooks is not None and i in asked:
-                hooks.decide(self.decision_context())
-            self.step(a)
-        if live is not None:
-            self.sim.scheduler.hooks = live
 
     def render(self):
         # imported here so that ``python -m mrgym.envs.render`` (which imports this module)
@@ -465,35 +347,33 @@ class MRClusterEnv(gym.Env):
     # -- internals -----------------------------------------------------------------------
     def _advance(self) -> None:
         """Move to the next free slot that needs a decision (running the simulator)."""
-        sim = self.sim
-        vm, kind = self._vm, None
-        if vm is not None:
-            kind = sim.next_slot(vm, self._declined)
+        beat = self._beat
+        kind = beat.next_slot() if beat is not None else None
         while kind is None:
-            vm = sim.advance()
+            vm = self.sim.advance()
             if vm is None:
-                self._vm, self._kind = None, None
-                self._slots, self._mask = self.codec.select(sim, None, "map", [])
+                self._beat, self._vm, self._kind = None, None, None
+                self._slots, self._mask = self.codec.select(self.view, None, "map", [])
                 return
-            self._declined = set()
-            kind = sim.next_slot(vm, self._declined)
-        self._vm, self._kind = vm, kind
-        self._slots, self._mask = self.codec.select(sim, vm, kind, sim.active_list)
+            beat = self._beat = self.sim.open_heartbeat(vm)
+            kind = beat.next_slot()
+        self._vm, self._kind = beat.vm, kind
+        self._slots, self._mask = self.codec.select(self.view, beat.vm, kind, self.view.jobs)
 
     def _obs(self) -> np.ndarray:
         return self.obs_builder.build(
-            self.sim, self._vm, self._kind, self._slots, self.max_time, self._mask
+            self.view, self._vm, self._kind, self._slots, self.max_time, self._mask
         )
 
     def _info(self, invalid: bool, terms: dict[str, float]) -> dict[str, Any]:
-        sim = self.sim
+        view = self.view
         return {
-            "sim_time": float(sim.env.now),
+            "sim_time": float(view.now),
             "decision_vm": -1 if self._vm is None else int(self._vm.id),
             "slot_kind": self._kind or "",
-            "pending_tasks": int(sim.n_pending_maps + sim.n_ready_reduces),
-            "running_tasks": int(sim.n_running),
-            "jobs_completed": int(sim.n_completed),
+            "pending_tasks": int(view.n_pending_maps + view.n_ready_reduces),
+            "running_tasks": int(view.n_running),
+            "jobs_completed": int(view.n_completed),
             "invalid_action": bool(invalid),
             "reward_terms": terms,
             "action_mask": self._mask.astype(np.int8),
@@ -513,19 +393,19 @@ def _check_job_weights(specs) -> None:
             raise ValueError(f"job {spec.name!r}: weight must be a finite number > 0, got {w!r}")
 
 
-def _dead_episode_reason(sim: Simulation, seed: int) -> str:
+def _dead_episode_reason(view, seed: int) -> str:
     """One line saying why an episode ended before its first decision."""
-    sc = sim.scenario
+    sc = view.scenario
     cap = sc.run.max_sim_time_s
     head = f"scenario {sc.name!r} (seed {seed}) ends before the first decision: "
-    if not sim.jobs:
+    if not view.all_jobs:
         return head + "the workload has no jobs"
-    if sim.n_completed == len(sim.jobs):
+    if view.n_completed == len(view.all_jobs):
         return head + "every job completed without needing a slot (no tasks)"
-    if sim.n_arrived == 0:
-        first = min(j.spec.submit_s for j in sim.jobs)
+    if view.n_arrived == 0:
+        first = min(j.spec.submit_s for j in view.all_jobs)
         return head + f"no job arrives before run.max_sim_time_s={cap:g} (the first at {first:g} s)"
     return (
-        head + f"{sim.n_arrived} job(s) arrived but no VM could take any of their tasks "
+        head + f"{view.n_arrived} job(s) arrived but no VM could take any of their tasks "
         f"before run.max_sim_time_s={cap:g} (check the VMs' map/reduce slots and pools)"
     )

@@ -11,58 +11,79 @@ import math
 
 import numpy as np
 
+from mrgym.envs.actions import action_of
 from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER
 from mrgym.sim.jobs import MAP
 
-VM_FEATURES = (
-    "slot_is_map",
-    "slot_is_reduce",
-    "free_map_frac",
-    "free_reduce_frac",
-    "vm_cpu_frac",
-    "vm_read_frac",
-    "vm_write_frac",
-    "host_vm_cpu_frac",
-    "host_dom0_cpu_frac",
-    "host_disk_util",
-    "host_virtualized",
-    "host_gpu",
-    "host_spot",
-    "host_core_speed",
-    "host_evicting",
+# Each feature once: (name, what it is).  The builder below computes them in this order;
+# the module docstring's list and the tests' feature count come from these tables.
+VM_FEATURE_TABLE = (
+    ("slot_is_map", "1: the free slot is a map slot"),
+    ("slot_is_reduce", "1: the free slot is a reduce slot"),
+    ("free_map_frac", "the VM's free map slots / its map slots"),
+    ("free_reduce_frac", "the VM's free reduce slots / its reduce slots"),
+    ("vm_cpu_frac", "cores the VM's tasks use now / its vCPUs (Xentop)"),
+    ("vm_read_frac", "the VM's read MB/s / its host disk's MB/s"),
+    ("vm_write_frac", "the VM's write MB/s / its host disk's MB/s"),
+    ("host_vm_cpu_frac", "cores all co-hosted VMs use / the host's cores"),
+    ("host_dom0_cpu_frac", "Dom0's cores / the host's cores"),
+    ("host_disk_util", "the host disk's throughput in use / its capacity (iostat)"),
+    ("host_virtualized", "1: a Xen host (else native)"),
+    ("host_gpu", "1: the host has a GPU"),
+    ("host_spot", "1: a spot host (evictable)"),
+    ("host_core_speed", "the host's core speed / 5"),
+    ("host_evicting", "1: the host is in its eviction notice"),
 )
-GLOBAL_FEATURES = (
-    "busy_map_slots",
-    "busy_reduce_slots",
-    "pending_maps",
-    "ready_reduces",
-    "active_jobs",
-    "jobs_completed",
-    "time",
+GLOBAL_FEATURE_TABLE = (
+    ("busy_map_slots", "running maps / all map slots"),
+    ("busy_reduce_slots", "running reduces / all reduce slots"),
+    ("pending_maps", "log-scaled pending maps / the episode's maps"),
+    ("ready_reduces", "log-scaled ready reduces / the episode's maps"),
+    ("active_jobs", "active jobs / job slots"),
+    ("jobs_completed", "finished jobs / the episode's jobs"),
+    ("time", "simulated time / the episode's time cap"),
 )
-JOB_FEATURES = (
-    "valid",
-    "maps_pending",
-    "maps_running",
-    "maps_done",
-    "reduces_pending",
-    "reduces_running",
-    "reduces_done",
-    "reduces_ready",
-    "best_node",
-    "best_server",
-    "best_rack",
-    "best_off_rack",
-    "share_vs_fair",
-    "waiting",
-    "gpu_affinity",
-    "est_map_time",
-    "est_cpu_intensity",
-    "size",
-    "weight",
-    "can_speculate",
-    "allowed_here",
+JOB_FEATURE_TABLE = (
+    ("valid", "1: the slot holds a job (else all zero)"),
+    ("maps_pending", "pending maps / the job's maps"),
+    ("maps_running", "running maps / the job's maps"),
+    ("maps_done", "finished maps / the job's maps"),
+    ("reduces_pending", "pending reduces / the job's reduces"),
+    ("reduces_running", "running reduces / the job's reduces"),
+    ("reduces_done", "finished reduces / the job's reduces (1 without reduces)"),
+    ("reduces_ready", "1: the job's reduces passed slow-start"),
+    ("best_node", "1: its next map on this VM would be node-local"),
+    ("best_server", "1: ... server-local (another VM of this host)"),
+    ("best_rack", "1: ... rack-local"),
+    ("best_off_rack", "1: ... off-rack (or reads no input)"),
+    ("share_vs_fair", "its share of running tasks of the slot's kind / its fair share, / 4"),
+    ("waiting", "log-scaled time since it arrived / the time cap"),
+    ("gpu_affinity", "(its profile's GPU speed-up - 1) / 4"),
+    ("est_map_time", "log-scaled mean time of its finished maps / 1 h"),
+    ("est_cpu_intensity", "CPU seconds / seconds of its finished maps"),
+    ("size", "log-scaled maps / the episode's maps"),
+    ("weight", "its weight w as w / (1 + w)"),
+    ("can_speculate", "1: a backup of one of its running tasks may launch here"),
+    ("allowed_here", "1: its pools include this VM (always, as slots skip others)"),
 )
+VM_FEATURES = tuple(n for n, _ in VM_FEATURE_TABLE)
+GLOBAL_FEATURES = tuple(n for n, _ in GLOBAL_FEATURE_TABLE)
+JOB_FEATURES = tuple(n for n, _ in JOB_FEATURE_TABLE)
+
+
+def _feature_list() -> str:
+    parts = []
+    for title, table in (
+        ("Requesting VM and its host", VM_FEATURE_TABLE),
+        ("Cluster", GLOBAL_FEATURE_TABLE),
+        ("Per job slot", JOB_FEATURE_TABLE),
+    ):
+        parts.append(f"\n{title} ({len(table)}):\n")
+        parts += [f"* ``{n}``: {d}\n" for n, d in table]
+    return "".join(parts)
+
+
+__doc__ = (__doc__ or "") + _feature_list()
 
 
 def _log_frac(x: float, scale: float) -> float:
@@ -75,16 +96,34 @@ class ObservationBuilder:
     def __init__(self, job_slots: int):
         self.k = job_slots
         self.size = len(VM_FEATURES) + len(GLOBAL_FEATURES) + job_slots * len(JOB_FEATURES)
+        self._view = None  # the episode the constants below belong to
+        self._consts: tuple[int, int] = (1, 1)
+        self._static: dict[int, tuple] = {}
+
+    def __getstate__(self) -> dict:
+        # the per-episode cache refers to the live simulation: copies and pickles rebuild it
+        state = self.__dict__.copy()
+        state["_view"], state["_static"] = None, {}
+        return state
 
     def zeros(self) -> np.ndarray:
         return np.zeros(self.size, dtype=np.float32)
 
     def build(
-        self, sim, vm, slot_kind: str, slots: list, max_time: float, mask: np.ndarray | None = None
+        self, view, vm, slot_kind: str, slots: list, max_time: float, mask: np.ndarray | None = None
     ) -> np.ndarray:
+        """The observation of ``vm``'s free ``slot_kind`` slot, read from ``view``
+        (a :class:`~mrgym.sim.view.ClusterView`) only."""
         if vm is None:
             return self.zeros()
-        view = sim.view
+        if view is not self._view:  # a new episode: per-episode and per-job constants
+            self._view = view
+            workers = view.topology.workers
+            self._consts = (
+                sum(w.map_slots for w in workers) or 1,
+                sum(w.reduce_slots for w in workers) or 1,
+            )
+            self._static = {}
         host = vm.host
         vmm = view.vm_metrics(vm)
         hm = view.host_metrics(host)
@@ -103,37 +142,31 @@ class ObservationBuilder:
             hm.disk_util,
             host.virtualized,
             host.type.gpus > 0,
-            host.type.spot or host.pool == "spot",
+            host.is_spot,
             host.type.core_speed / 5.0,
             host.evicting,
         ]
-        consts = getattr(sim, "_obs_consts", None)
-        if consts is None:  # static per episode
-            workers = sim.topo.workers
-            consts = sim._obs_consts = (
-                sum(w.map_slots for w in workers) or 1,
-                sum(w.reduce_slots for w in workers) or 1,
-            )
-        map_slots, red_slots = consts
+        map_slots, red_slots = self._consts
+        active = view.jobs
         run_m = run_r = 0
         total_w = 0.0
-        for j in sim.active_list:
+        for j in active:
             run_m += j.running_maps
             run_r += j.running_reduces
             total_w += j.weight
-        total_maps = sim.total_maps or 1
-        n_jobs = len(sim.jobs) or 1
+        total_maps = view.total_maps or 1
+        n_jobs = len(view.all_jobs) or 1
+        now = view.now
         g = [
             run_m / map_slots,
             run_r / red_slots,
-            _log_frac(sim.n_pending_maps, total_maps),
-            _log_frac(sim.n_ready_reduces, total_maps),
-            len(sim.active_list) / self.k,
-            (n_jobs - len(sim.active_list) - sim.n_unarrived()) / n_jobs,
-            sim.env.now / max_time,
+            _log_frac(view.n_pending_maps, total_maps),
+            _log_frac(view.n_ready_reduces, total_maps),
+            len(active) / self.k,
+            (n_jobs - len(active) - view.n_unarrived) / n_jobs,
+            now / max_time,
         ]
         vals = v + g
-        now = sim.env.now
         total_w = total_w or 1.0
         is_map = slot_kind == MAP
         running_all = (run_m if is_map else run_r) or 0
@@ -141,13 +174,14 @@ class ObservationBuilder:
         log_m = math.log1p(total_maps)
         log_h = math.log1p(3600.0)
         inv_fair = 1.0 / total_w
+        statics = self._static
         for k, job in enumerate(slots):
-            static = job.obs_static
+            static = statics.get(job.id)
             if static is None:  # features fixed for the job's life
                 nm = len(job.maps) or 1
                 nr = len(job.reduces)
                 w = job.spec.weight
-                static = job.obs_static = (
+                static = statics[job.id] = (
                     1.0 / nm,
                     1.0 / nr if nr else 0.0,
                     nr,
@@ -159,12 +193,12 @@ class ObservationBuilder:
             inm, inr, nr, gpu, size, wfrac, weight = static
             level = -1
             if job.n_pending_maps:
-                best = sim.best_map(job, vm, pick=False)
+                best = view.best_map(job, vm, pick=False)
                 if best is not None:
                     level = OFF_RACK if best[1] is None else best[1]
             running = job.running_maps if is_map else job.running_reduces
             fair = weight * inv_fair
-            n_done, sum_s, sum_cpu, _ = job.stats["map"]
+            n_done, sum_s, sum_cpu, _ = job.stats[MAP]
             wait = now - job.arrived_s
             vals += (
                 1.0,
@@ -186,10 +220,10 @@ class ObservationBuilder:
                 sum_cpu / sum_s if n_done and sum_s > 0 else 0.0,
                 size,
                 wfrac,
-                mask[3 * k + 2] if mask is not None else False,
+                mask[action_of(k, 2)] if mask is not None else False,
                 # always 1 since the slots skip jobs whose pools exclude this VM; kept so
                 # that the observation layout of MRCluster-v0 does not change
-                job.allowed_pools is None or sim._pool_ok(job, vm),
+                view.pool_ok(job, vm),
             )
         out = np.zeros(self.size, dtype=np.float32)
         out[: len(vals)] = vals

@@ -7,30 +7,32 @@ from pathlib import Path
 
 import numpy as np
 
+from mrgym.sim.jobs import MAP, REDUCE
+
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def _slot_marks(vm, job_letter) -> tuple[str, str]:
-    maps = [job_letter(a.task.job.id) for a in vm.running if a.task.kind == "map"]
-    reds = [job_letter(a.task.job.id).lower() for a in vm.running if a.task.kind == "reduce"]
+    maps = [job_letter(a.task.job.id) for a in vm.running if a.task.kind == MAP]
+    reds = [job_letter(a.task.job.id).lower() for a in vm.running if a.task.kind == REDUCE]
     return ("".join(maps) + "." * vm.free_map, "".join(reds) + "." * vm.free_reduce)
 
 
 def render_ansi(env) -> str:
-    sim = env.sim
-    if sim is None:
+    view = env.view
+    if view is None:
         return "(call reset() first)"
-    order = {j.id: i for i, j in enumerate(sim.active_list)}
+    order = {j.id: i for i, j in enumerate(view.jobs)}
 
     def letter(jid: int) -> str:
         i = order.get(jid)
         return "?" if i is None else LETTERS[i % 26]
 
     lines = [
-        f"t={sim.env.now:9.1f}s  jobs done {sim.n_completed}/{len(sim.jobs)}  "
-        f"pending maps {sim.n_pending_maps}  ready reduces {sim.n_ready_reduces}  running {sim.n_running}"
+        f"t={view.now:9.1f}s  jobs done {view.n_completed}/{len(view.all_jobs)}  "
+        f"pending maps {view.n_pending_maps}  ready reduces {view.n_ready_reduces}  running {view.n_running}"
     ]
-    for rack in sim.topo.racks:
+    for rack in view.topology.racks:
         lines.append(f"{rack.name}:")
         for h in rack.hosts:
             flag = "x" if not h.alive else ("!" if h.evicting else " ")
@@ -46,7 +48,7 @@ def render_ansi(env) -> str:
         "queue: "
         + "  ".join(
             f"{letter(j.id)}={j.name}({j.maps_done}/{len(j.maps)}m {j.reduces_done}/{len(j.reduces)}r)"
-            for j in sim.active_list[:12]
+            for j in view.jobs[:12]
         )
     )
     if env._vm is not None:
@@ -162,14 +164,15 @@ def render_rgb(env) -> np.ndarray:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Circle, Patch, Rectangle
 
-    sim = env.sim
+    view = env.view
     fig = Figure(figsize=(FRAME_PX[0] / _DPI, FRAME_PX[1] / _DPI), dpi=_DPI)
-    if sim is None:
+    if view is None:
         fig.text(0.5, 0.5, "(call reset() first)", ha="center", va="center")
         return _to_array(fig)
-    layout = getattr(sim, "_render_layout", None)
+    layout = env._render_layout if env._render_layout_view is view else None
     if layout is None:  # the topology is static for an episode: lay it out once
-        layout = sim._render_layout = _Layout(sim.topo)
+        layout = env._render_layout = _Layout(view.topology)
+        env._render_layout_view = view
     ax = fig.add_axes((0.01, 0.01, 0.73, 0.86))
     ax.set_xlim(-0.5, layout.width + 0.5)
     ax.set_ylim(layout.height + 0.5, -0.5)  # y grows downwards, like the text view
@@ -178,7 +181,7 @@ def render_rgb(env) -> np.ndarray:
     small = layout.n_cells <= 800  # letters and host names only where they stay legible
     font = 7 if layout.n_cells <= 300 else 5
 
-    order = {j.id: i for i, j in enumerate(sim.active_list)}
+    order = {j.id: i for i, j in enumerate(view.jobs)}
     boxes, box_fc, box_ec = [], [], []
     cells, cell_fc = [], []
     texts = []  # (x, y, text, kwargs)
@@ -208,7 +211,7 @@ def render_rgb(env) -> np.ndarray:
                 boxes.append(Rectangle((vx, vy), vw, 2 * _CELL + _VM_PAD))
                 box_fc.append("#ffffff" if host.alive and vm.alive else _DOWN)
                 box_ec.append("#555555")
-                maps = [a for a in vm.running if a.task.kind == "map"]
+                maps = [a for a in vm.running if a.task.kind == MAP]
                 reds = [a for a in vm.running if a.task.kind != "map"]
                 for row, (n_slots, busy) in enumerate(
                     ((vm.map_slots, maps), (vm.reduce_slots, reds))
@@ -246,7 +249,7 @@ def render_rgb(env) -> np.ndarray:
                                 )
                             )
             else:
-                app = sim.app_of.get(vm.id)
+                app = view.interactive_app(vm)
                 if app is not None:
                     ok = app.response_s() <= app.spec.sla_s
                     fc, label = (_WEB_OK if ok else _WEB_SLA), "web"
@@ -283,13 +286,13 @@ def render_rgb(env) -> np.ndarray:
         ax.text(x, y, t, zorder=3, **kw)
 
     # title: what, when, who asks
-    sc = sim.scenario
+    sc = view.scenario
     who = "episode over" if decision is None else f"decision: {env._kind} slot of {decision.name}"
     fig.suptitle(
-        f"{sc.name} (seed {sim.seed})   t = {sim.env.now:,.0f} s   jobs done "
-        f"{sim.n_completed} of {len(sim.jobs)}"
-        f"   running {sim.n_running}   pending maps {sim.n_pending_maps}"
-        f"   ready reduces {sim.n_ready_reduces}\n{who}",
+        f"{sc.name} (seed {view.seed})   t = {view.now:,.0f} s   jobs done "
+        f"{view.n_completed} of {len(view.all_jobs)}"
+        f"   running {view.n_running}   pending maps {view.n_pending_maps}"
+        f"   ready reduces {view.n_ready_reduces}\n{who}",
         x=0.01,
         ha="left",
         fontsize=11,
@@ -316,7 +319,7 @@ def render_rgb(env) -> np.ndarray:
         Patch(fc="none", ec=_EVICTING, lw=2, label="spot host, eviction notice"),
         Patch(fc="none", ec=_DECISION, lw=2, label="VM asking for a task"),
     ]
-    kinds = {v.id in sim.app_of for v in sim.topo.vms if not v.is_worker}
+    kinds = {view.interactive_app(v) is not None for v in view.topology.vms if not v.is_worker}
     if True in kinds:
         handles += [
             Patch(fc=_WEB_OK, ec="#555555", label="interactive VM, within SLA"),
@@ -334,7 +337,7 @@ def render_rgb(env) -> np.ndarray:
         frameon=False,
     )
     leg._legend_box.align = "left"
-    jobs = sim.active_list[:14]
+    jobs = view.jobs[:14]
     job_handles = [
         Patch(
             fc=_job_colour(i),
@@ -344,7 +347,7 @@ def render_rgb(env) -> np.ndarray:
         )
         for i, j in enumerate(jobs)
     ]
-    more = len(sim.active_list) - len(jobs)
+    more = len(view.jobs) - len(jobs)
     if more > 0:
         job_handles.append(Patch(fc="none", ec="none", label=f"... and {more} more"))
     if not job_handles:

@@ -7,8 +7,9 @@ Between two decisions at sim times t0 < t1:
 * ``throughput`` tasks completed in [t0, t1];
 * ``locality``   per map launched by the action: node 1, server 0.9, rack 0.3, off-rack 0
                  (ILA §2.3: server ~ node, rack ~3x and off-rack ~4x slower);
-* ``fairness``   -(mean over active jobs of |running share - weighted fair share|) x
-                 (t1 - t0) / 100;
+* ``fairness``   -(lsap's fairness distance at t1: mean over jobs with work of |running
+                 share - weight share| / weight share, the ``fairness_distance`` metric's
+                 formula, mrgym.sim.monitoring.fairness) x (t1 - t0) / 100;
 * ``cost``       -$ spent on instances in [t0, t1];
 * ``sla``        -(interactive SLA-violation seconds in [t0, t1]) / 100.
 """
@@ -20,6 +21,8 @@ import numbers
 from collections.abc import Mapping
 
 from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER
+from mrgym.sim.jobs import MAP
+from mrgym.sim.monitoring import fairness
 
 TERMS = ("jct", "throughput", "locality", "fairness", "cost", "sla")
 LOCALITY_VALUE = {NODE: 1.0, SERVER: 0.9, RACK: 0.3, OFF_RACK: 0.0, None: 0.0}
@@ -55,7 +58,7 @@ class RewardTracker:
         self.cost = 0.0
         self.sla = 0.0
 
-    def reset(self, sim) -> None:
+    def reset(self, view) -> None:
         """Count from time 0, so whatever accrued before the first decision lands in the
         first step's reward and the return covers the whole episode."""
         self.t = 0.0
@@ -64,30 +67,28 @@ class RewardTracker:
         self.cost = 0.0
         self.sla = 0.0
 
-    def step(self, sim, launched) -> tuple[float, dict[str, float]]:
+    def step(self, view, launched) -> tuple[float, dict[str, float]]:
         """Terms since the last call; ``launched`` is the attempt the action started."""
-        now = sim.env.now
+        now = view.now
         dt = now - self.t
         terms = dict.fromkeys(TERMS, 0.0)
-        js = sim.job_seconds_at(now)
+        js = view.job_seconds_at(now)
         terms["jct"] = -(js - self.job_s) / TIME_SCALE
-        terms["throughput"] = float(sim.n_success - self.done)
-        if launched is not None and launched.task.kind == "map" and not launched.speculative:
+        terms["throughput"] = float(view.n_success - self.done)
+        if launched is not None and launched.task.kind == MAP and not launched.speculative:
             terms["locality"] = LOCALITY_VALUE[launched.locality]
         if self.w["fairness"] and dt > 0:
-            jobs = sim.active_list
-            run = [j.running_tasks for j in jobs]
-            tot, wsum = sum(run), sum(j.weight for j in jobs)
-            if tot and wsum:
-                dev = sum(abs(r / tot - j.weight / wsum) for r, j in zip(run, jobs)) / len(jobs)
-                terms["fairness"] = -dev * dt / TIME_SCALE
+            # lsap's fairness distance now, the same formula as the fairness metric
+            f = fairness(view.jobs)
+            if f is not None:
+                terms["fairness"] = -f[1] * dt / TIME_SCALE
         if self.w["cost"]:
-            c = sim.cost_so_far()
+            c = view.cost_so_far()
             terms["cost"] = -(c - self.cost)
             self.cost = c
-        sla = sum(a.violation_s for a in sim.apps)
+        sla = sum(a.violation_s for a in view.interactive_apps())
         terms["sla"] = -(sla - self.sla) / TIME_SCALE
         self.sla = sla
-        self.t, self.job_s, self.done = now, js, sim.n_success
+        self.t, self.job_s, self.done = now, js, view.n_success
         total = sum(self.w[k] * v for k, v in terms.items())
         return float(total), {k: float(v) for k, v in terms.items()}

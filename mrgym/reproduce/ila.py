@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import mrgym
+from mrgym import registry
 from mrgym.metrics import LEVELS
 from mrgym.reproduce.claims import Result, claim
 from mrgym.reproduce.stats import mean_ci, plot_file
@@ -333,14 +334,12 @@ def table1_scenario(virtual: bool) -> dict:
     default_seeds=5,
 )
 def ila_table1(seeds: list[int], out: Path) -> Result:
-    import baselines
-
     res: dict[str, dict[str, list[float]]] = {}
     for name, virtual in (("physical", False), ("virtual", True)):
         sc = mrgym.load_scenario(table1_scenario(virtual))
         d = res[name] = {"node": [], "server": [], "rack": [], "off_rack": [], "jct": []}
         for seed in seeds:
-            r = mrgym.run_sim(sc, baselines.make("delay", node_wait_s=5.0, rack_wait_s=5.0), seed)
+            r = mrgym.run_sim(sc, registry.make("delay", node_wait_s=5.0, rack_wait_s=5.0), seed)
             for k in ("node", "server", "rack", "off_rack"):
                 d[k].append(r.metrics["map_locality"][k])
             d["jct"].append(r.metrics["mean_jct_s"])
@@ -418,14 +417,10 @@ def ila_classic(seeds: list[int], out: Path) -> Result:
     node: dict[str, list[float]] = {}
     for s in (*scheds, *(f"rand-{x}" for x in rands)):
         jct[s], small[s], node[s] = [], [], []
-    import baselines
-
     for seed in seeds:
         for s in (*scheds, *(f"rand-{x}" for x in rands)):
             pol = (
-                baselines.make("rand-sched", randomness=float(s[5:]))
-                if s.startswith("rand-")
-                else s
+                registry.make("rand-sched", randomness=float(s[5:])) if s.startswith("rand-") else s
             )
             m = mrgym.run_sim("ila72", pol, seed).metrics
             jct[s].append(m["mean_jct_s"])

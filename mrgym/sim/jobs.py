@@ -8,6 +8,7 @@ interference, locality, virtualization and GPUs follows from its numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
 import simpy
 
@@ -228,7 +229,22 @@ class JobSpec:
 
 
 PENDING, RUNNING, DONE = 0, 1, 2
-MAP, REDUCE = "map", "reduce"
+
+
+class TaskKind(str, Enum):
+    """A task's kind.  Its members are the strings ``"map"`` and ``"reduce"`` (they compare,
+    hash, print and serialize as those), so task logs, CSVs and ``job.stats["map"]``
+    read the same; code names them ``MAP`` and ``REDUCE``."""
+
+    MAP = "map"
+    REDUCE = "reduce"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+    __hash__ = str.__hash__
+
+
+MAP, REDUCE = TaskKind.MAP, TaskKind.REDUCE
 
 
 @dataclass(eq=False)
@@ -328,7 +344,7 @@ class Job:
     n_pending_reduces: int = 0
     # measured demand of finished tasks (monitoring, DESIGN §2)
     stats: dict = field(
-        default_factory=lambda: {"map": [0, 0.0, 0.0, 0.0], "reduce": [0, 0.0, 0.0, 0.0]}
+        default_factory=lambda: {MAP: [0, 0.0, 0.0, 0.0], REDUCE: [0, 0.0, 0.0, 0.0]}
     )  # n, sum s, sum cpu, sum MB
     ready: bool = False  # reduces may start (slow-start reached)
     running_set: dict = field(default_factory=dict)  # Task -> None, tasks with a running attempt

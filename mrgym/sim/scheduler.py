@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, ClassVar
 from mrgym.sim.jobs import MAP, REDUCE  # one definition of the task kinds
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mrgym.sim.cluster import ClusterView
     from mrgym.sim.jobs import Job, Task
     from mrgym.sim.topology import VM
+    from mrgym.sim.view import ClusterView
 
 SPECULATE = "speculate"
 __all__ = ["MAP", "REDUCE", "SPECULATE"]

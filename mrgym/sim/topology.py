@@ -218,7 +218,7 @@ class Host:
     alive: bool = True
     evicting: bool = False  # spot notice received: no new tasks
     gone: bool = False  # evicted: the instance never comes back (a repair cannot undo it)
-    # Filled by execution.CpuPool
+    # Filled by cpu.CpuPool
     cpu: object = None
     # Accounting
     up_since: float = 0.0
@@ -227,6 +227,11 @@ class Host:
     @property
     def gpus(self) -> int:
         return self.type.gpus
+
+    @property
+    def is_spot(self) -> bool:
+        """A spot instance: evictable, billed at the spot price (the one spot test)."""
+        return self.type.spot or self.pool == "spot"
 
 
 @dataclass(eq=False)

@@ -17,8 +17,14 @@ Model (fluid, no page granularity):
   at once to the host's flusher, a flow on the disk with tag ``writeback`` (Dom0 serves
   it on a virtualized host);
 * a write that does not fit goes to the disk as a throttled ``write`` stream;
-* on the disk, all ``write`` and ``writeback`` flows count as *one* stream in the seek
-  thrash term (the elevator merges them), while each takes its fair share of bandwidth;
+* on the disk, all ``write`` and ``writeback`` flows together are *one* stream: they count
+  once in the seek-thrash term (the elevator merges them) and split one stream's share of
+  the bandwidth (``Link.shares``);
+* an absorbed write still crosses the network at its own pace, but its MB are charged to
+  the caches when it starts (a fluid simplification: a remote flusher may start before
+  the data has arrived); a writer killed mid-way takes its unsent MB back;
+* one cache per physical host, fed by all its Hadoop VMs (a simplification: under Xen
+  each guest has its own page cache and flusher; their budgets add up to this one);
 * a failed host loses its dirty data (its replicas are handled by HDFS, not here).
 """
 
@@ -31,15 +37,21 @@ from mrgym.sim.topology import Host
 class WriteCache:
     """One host's dirty pages and its flusher flow."""
 
-    __slots__ = ("host", "engine", "budget_mb", "flusher", "absorbed_mb", "throttled_mb")
+    __slots__ = ("host", "engine", "dirty_ratio", "flusher", "absorbed_mb", "throttled_mb")
 
-    def __init__(self, host: Host, engine: FluidEngine, budget_mb: float):
+    def __init__(self, host: Host, engine: FluidEngine, dirty_ratio: float):
         self.host = host
         self.engine = engine
-        self.budget_mb = budget_mb
+        self.dirty_ratio = dirty_ratio
         self.flusher: Work | None = None
         self.absorbed_mb = 0.0  # monitoring: MB that went through the cache
         self.throttled_mb = 0.0  # MB written while the cache was full
+
+    @property
+    def budget_mb(self) -> float:
+        """Dirty data the host may hold: ``dirty_ratio`` of its Hadoop VMs' memory (read
+        now: a live migration moves a VM's memory to another host)."""
+        return self.dirty_ratio * 1024.0 * sum(v.memory_gb for v in self.host.vms)
 
     def dirty_mb(self, now: float) -> float:
         f = self.flusher
@@ -50,7 +62,7 @@ class WriteCache:
     def absorb(self, mb: float, now: float) -> bool:
         """Take ``mb`` into the cache if it fits; False: the writer goes to the disk."""
         host = self.host
-        if self.budget_mb <= 0.0 or not host.alive:
+        if self.dirty_ratio <= 0.0 or not host.alive:
             return False
         if self.dirty_mb(now) + mb > self.budget_mb:
             self.throttled_mb += mb
@@ -63,6 +75,13 @@ class WriteCache:
             dom0 = (host,) if host.virtualized else ()
             self.flusher = self.engine.flow((host.disk,), mb, 1.0, dom0, tag="writeback")
         return True
+
+    def take_back(self, mb: float) -> None:
+        """A writer was killed with ``mb`` not sent: that part never becomes dirty."""
+        f = self.flusher
+        if f is not None and f.active and mb > 0.0:
+            self.engine.shrink(f, mb)
+            self.absorbed_mb -= mb
 
     def drop(self) -> None:
         """The host went down: its dirty pages are gone."""

@@ -2,7 +2,7 @@
 
 A trace gives a job's total input, shuffle and output bytes; the simulator needs an input
 size, a map count and two ratios (``map_output_ratio`` = shuffle / map input,
-``output_ratio`` = output / job input; see ``mrgym.sim.cluster``: a map writes
+``output_ratio`` = output / job input; see ``mrgym.sim.attempts``: a map writes
 ``input_mb * map_output_ratio``, the reduces write ``total input * output_ratio``).  The
 rules, chosen here and used by both readers:
 

@@ -1,0 +1,127 @@
+"""Schedulers by name, as ``gym.make`` makes environments: ``make("fair")``.
+
+``register(name, entry_point)`` records a factory ``(**params) -> Scheduler`` under a
+name: either a ``"module:attr"`` string, imported on the first ``make`` of that name (so
+registering costs no import, and the library never imports ``baselines`` itself), or a
+callable.  ``make(name, **params)`` builds one; ``available()`` lists the names in
+registration order, the classic baselines first (``baselines.make`` and friends are the
+same functions).
+
+Imports run one way: the simulator core (``mrgym.sim``) knows nothing of this registry;
+the runner, the policies, the harness and the CLI look schedulers up here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mrgym.sim.scheduler import Scheduler
+
+EntryPoint = str | Callable[..., "Scheduler"]
+
+# "package.module:Attr" or "package.module:Outer.attr"
+_ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+#: The classic Hadoop schedulers (``baselines/classic.py``), in the order every listing
+#: and every plot colour follows.
+CLASSIC: tuple[tuple[str, str], ...] = (
+    ("fifo", "baselines.classic:FifoScheduler"),
+    ("fair", "baselines.classic:FairScheduler"),
+    ("delay", "baselines.classic:DelayScheduler"),
+    ("capacity", "baselines.classic:CapacityScheduler"),
+    ("late", "baselines.classic:LateScheduler"),
+    ("dl-sched", "baselines.classic:DlSchedScheduler"),
+    ("rand-sched", "baselines.classic:RandSchedScheduler"),
+)
+
+_REGISTRY: dict[str, EntryPoint] = {}
+
+
+class EntryPointError(ImportError, ValueError):
+    """A registered entry point that cannot be loaded (its module fails to import, lacks
+    the attribute, or the attribute is not callable).  A ``ValueError`` too, so that the
+    CLI reports it in one line like any other bad name."""
+
+
+def _key(name: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"scheduler name: expected a str, got {type(name).__name__}")
+    return name.lower()
+
+
+def register(name: str, entry_point: EntryPoint) -> None:
+    """Record ``entry_point`` under ``name`` (case-insensitive; a second registration of a
+    name replaces the first).  A string is checked for its ``"module:attr"`` form here and
+    imported only when ``make`` first needs it."""
+    key = _key(name)
+    if not key:
+        raise ValueError("scheduler name: must not be empty")
+    if isinstance(entry_point, str):
+        if not _ENTRY_POINT.match(entry_point):
+            raise ValueError(
+                f"scheduler {key!r}: entry point {entry_point!r}: expected 'module:attr', "
+                "e.g. 'baselines.classic:FairScheduler'"
+            )
+    elif not callable(entry_point):
+        raise TypeError(
+            f"scheduler {key!r}: entry point: expected a 'module:attr' string or a callable, "
+            f"got {type(entry_point).__name__}"
+        )
+    _REGISTRY[key] = entry_point
+
+
+def unregister(name: str) -> None:
+    """Forget ``name`` (a ``ValueError`` naming the registered ones if it is unknown)."""
+    _REGISTRY.pop(_known(name))
+
+
+def available() -> list[str]:
+    """Registered names, in registration order (the classic baselines first)."""
+    return list(_REGISTRY)
+
+
+def entry_point(name: str) -> EntryPoint:
+    """What ``name`` is registered as, unresolved (a string stays a string)."""
+    return _REGISTRY[_known(name)]
+
+
+def load(name: str) -> Callable[..., Scheduler]:
+    """The factory registered as ``name``, its entry point imported if it is a string."""
+    key = _known(name)
+    ep = _REGISTRY[key]
+    if not isinstance(ep, str):
+        return ep
+    module, _, attr = ep.partition(":")
+    try:
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        why = " ".join(str(e).split()) or type(e).__name__
+        raise EntryPointError(f"scheduler {key!r}: cannot load entry point {ep!r}: {why}") from e
+    if not callable(obj):
+        raise EntryPointError(
+            f"scheduler {key!r}: entry point {ep!r} is a {type(obj).__name__}, not callable"
+        )
+    return obj
+
+
+def make(name: str, **params) -> Scheduler:
+    """A new scheduler: the factory registered as ``name`` called with ``params``."""
+    return load(name)(**params)
+
+
+def _known(name: str) -> str:
+    key = _key(name)
+    if key not in _REGISTRY:
+        raise ValueError(f"unknown scheduler {name!r}; expected one of {available()}")
+    return key
+
+
+for _name, _ep in CLASSIC:
+    register(_name, _ep)
+del _name, _ep

@@ -1,0 +1,139 @@
+"""What the cluster's monitors see (Xentop/iostat-like VM and host metrics), the fairness
+sampler, and the one pricing rule for cost (metrics and rewards share both formulas)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mrgym.sim.topology import VM, Host
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mrgym.sim.jobs import Job
+    from mrgym.sim.simulation import Simulation
+
+
+@dataclass(frozen=True)
+class VmMetrics:
+    cpu_cores: float  # cores used by the VM's compute phases now
+    read_mbps: float
+    # its tasks' writes that wait for a disk or the network now; a write the page cache
+    # took is the host's flusher's (host_metrics), as iostat would show it
+    write_mbps: float
+    running_tasks: int
+
+
+@dataclass(frozen=True)
+class HostMetrics:
+    vm_cpu_cores: float  # aggregate of all co-hosted VMs (incl. interactive)
+    dom0_cpu_cores: float
+    cores: float
+    disk_util: float  # fraction of the disk's single-stream throughput in use
+    disk_streams: int  # flows on the disk (its seeking streams count all writes as one)
+    io_mbps: float
+
+
+def price_per_hour(host: Host, spot: Any) -> float:
+    """A host's hourly price: its instance type's, spot hosts at the spot price factor."""
+    price = host.type.price_per_hour
+    if spot is not None and host.is_spot:
+        price *= spot.price_factor
+    return price
+
+
+def fairness(jobs: Sequence[Job]) -> tuple[float, float] | None:
+    """Jain's index of the jobs' running-task shares over their weight shares, and lsap's
+    fairness distance (mean of |share - weight share| / weight share), over the jobs
+    that have work; None when no task runs.  The metric and the fairness reward use it."""
+    busy = [j for j in jobs if j.running_tasks or j.n_pending_maps or j.n_pending_reduces]
+    if not busy:
+        return None
+    run = np.array([j.running_tasks for j in busy], dtype=float)
+    tot = run.sum()
+    if tot <= 0:
+        return None
+    w = np.array([j.weight for j in busy], dtype=float)
+    s = run / tot
+    f = w / w.sum()
+    x = s / f
+    sq = (x**2).sum()
+    jain = float(x.sum() ** 2 / (len(x) * sq)) if sq > 0 else 1.0
+    return jain, float(np.mean(np.abs(s - f) / f))
+
+
+class Monitor:
+    """Samples fairness and SLA; answers the schedulers' monitoring queries."""
+
+    def __init__(self, sim: Simulation):
+        self.sim = sim
+        self.env = sim.env
+        self.params = sim.params
+        self.topo = sim.topo
+        self.scenario = sim.scenario
+        self.fair_samples: list[tuple[float, float, float]] = []  # (dt, jain, lsap distance)
+
+    def bind(self, tracker, dynamics) -> None:
+        self.tracker = tracker
+        self.dynamics = dynamics
+
+    def sampler(self):
+        """Fairness over time (Jain's index and lsap's distance) and interactive SLA."""
+        env = self.env
+        dt = self.params.sample_s
+        while True:
+            yield env.timeout(dt)
+            jobs = self.tracker.active_list
+            f = fairness(jobs)
+            if f is not None:
+                self.fair_samples.append((dt, *f))
+            for app in self.dynamics.apps:
+                if app.vm.host.alive and app.response_s() > app.spec.sla_s:
+                    app.violation_s += dt
+
+    def vm_metrics(self, vm: VM) -> VmMetrics:
+        cpu = rd = wr = 0.0
+        for att in vm.running:
+            for w in ([att.work] if att.work else []) + att.works:
+                if w.kind == "compute":
+                    cpu += w.cores
+                elif w.tag == "write":
+                    wr += w.rate
+                else:
+                    rd += w.rate
+        app = self.dynamics.app_of.get(vm.id)
+        if app is not None:
+            cpu += app.granted
+        return VmMetrics(cpu, rd, wr, len(vm.running))
+
+    def host_metrics(self, host: Host) -> HostMetrics:
+        pool = host.cpu
+        vm_cpu = 0.0
+        for w in pool.works:
+            vm_cpu += w.cores
+        for app in pool.interactive:
+            vm_cpu += app.granted
+        disk = host.disk
+        io = 0.0
+        for f in disk.flows:
+            io += f.rate
+        return HostMetrics(
+            vm_cpu,
+            pool.dom0_demand(),
+            host.type.cores,
+            min(1.0, io / disk.capacity) if disk.capacity else 0.0,
+            len(disk.flows),
+            io,
+        )
+
+    def cost_so_far(self) -> float:
+        """Dollars billed so far: every host's up-time at its hourly price."""
+        now = self.env.now
+        spot = self.scenario.dynamics.spot
+        total = 0.0
+        for h in self.topo.hosts:
+            up = h.up_seconds + (now - h.up_since if h.alive else 0.0)
+            total += price_per_hour(h, spot) * up / 3600.0
+        return total

@@ -1,0 +1,240 @@
+"""One episode of a scenario under one scheduler: the parts, composed.
+
+::
+
+    Simulation ── owns the random streams, the SimPy clock, the fluid engine, the topology,
+    │             HDFS and the page caches; draws the workload at reset
+    ├── tracker    JobTracker   (tracker.py)    jobs, pending indices, counters, task choice,
+    │                                           launch / success / failure / kill / requeue
+    ├── beats      Dispatcher   (heartbeats.py) heartbeat grid, parked VMs, serving slots
+    ├── tasks      AttemptRunner (attempts.py)  map and reduce attempt processes
+    ├── dynamics   Dynamics     (dynamics.py)   spot, failures, interactive load, control
+    ├── monitor    Monitor      (monitoring.py) VM/host metrics, fairness sampler, pricing
+    └── view       ClusterView  (view.py)       the read-only interface for policies and
+                                                the environment
+
+The simulation advances in segments: SimPy runs until some TaskTracker heartbeats with a
+free slot, then the heartbeat is served — by the scheduler in :meth:`run`, by the agent in
+the Gymnasium environment — and SimPy resumes.  Both modes share this path, so a policy
+makes identical decisions under ``run_sim`` and ``run_episode``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import simpy
+
+from mrgym.sim.attempts import AttemptRunner
+from mrgym.sim.cpu import CpuPool
+from mrgym.sim.dynamics import Dynamics
+from mrgym.sim.execution import FluidEngine
+from mrgym.sim.hdfs import Hdfs
+from mrgym.sim.heartbeats import Dispatcher, Heartbeat
+from mrgym.sim.jobs import MAP, REDUCE, Job, JobSpec, Task
+from mrgym.sim.monitoring import Monitor
+from mrgym.sim.params import ModelParams
+from mrgym.sim.rng import Streams
+from mrgym.sim.scheduler import DecisionContext, Scheduler
+from mrgym.sim.topology import VM
+from mrgym.sim.tracker import InvalidDecision, JobTracker
+from mrgym.sim.view import ClusterView
+from mrgym.sim.writeback import WriteCache
+
+__all__ = ["InvalidDecision", "Simulation"]
+
+
+class Simulation:
+    """One episode of ``scenario`` under ``scheduler`` with random streams from ``seed``.
+
+    ``specs`` (the jobs) are drawn from the scenario's workload with the episode's
+    ``workload`` stream unless given."""
+
+    def __init__(
+        self,
+        scenario: Any,
+        scheduler: Scheduler,
+        seed: int,
+        specs: list[JobSpec] | None = None,
+        progress=None,
+    ):
+        from mrgym.sim.build import build_topology
+        from mrgym.workloads import generate
+
+        self.scenario = scenario
+        self.params = ModelParams(**scenario.execution.model_dump())
+        self.seed = seed
+        self.rng = Streams(seed)
+        if specs is None:
+            specs = generate(scenario, self.rng.workload)
+        self.env = simpy.Environment()
+        self.engine = FluidEngine(self.env, self.params)
+        self.topo = build_topology(scenario.cluster, scenario.hdfs, self.params, self.rng.placement)
+        for h in self.topo.hosts:
+            h.cpu = CpuPool(h, self.engine, self.params)
+        # one write-back page cache per host's disk (writeback.py)
+        self.caches: dict[int, WriteCache] = {
+            h.id: WriteCache(h, self.engine, self.params.dirty_ratio) for h in self.topo.hosts
+        }
+        self.hb = scenario.cluster.heartbeat_s
+        self.oob = scenario.cluster.oob_heartbeat
+        self.hdfs = Hdfs(
+            self.topo, scenario.hdfs.block_mb, scenario.hdfs.replication, scenario.hdfs.placement
+        )
+        self.max_time = scenario.run.max_sim_time_s
+        self.scheduler = scheduler
+        self.progress = progress
+        self.view = ClusterView(self)
+        self.ctx = DecisionContext(self.view)
+        self._stop: simpy.Event | None = None
+        self._started = False
+        self._closed = False
+        self.finished = False
+        self.truncated = False
+        # the parts, then their references to each other
+        self.tracker = JobTracker(self)
+        self.beats = Dispatcher(self)
+        self.tasks = AttemptRunner(self)
+        self.dynamics = Dynamics(self)
+        self.monitor = Monitor(self)
+        self.tracker.bind(self.beats, self.tasks)
+        self.beats.bind(self.tracker)
+        self.tasks.bind(self.tracker)
+        self.dynamics.bind(self.tracker, self.beats)
+        self.monitor.bind(self.tracker, self.dynamics)
+        self.ctx.jobs = self.tracker.active_list
+        # reset-time draws, in a fixed order: every policy meets the same episode
+        self._draw_workload(specs)
+        self.dynamics.draw()
+        self.beats.draw_offsets(self.rng.placement)
+        scheduler.reset(seed)
+
+    # ------------------------------------------------------------------ reset-time draws
+    def _draw_workload(self, specs: list[JobSpec]) -> None:
+        """Create input files and every task's noise now, so all policies share them."""
+        p = self.params
+        sigma = p.noise_sigma
+        m = p.noise_draws_per_task
+        tracker = self.tracker
+
+        def noise(n: int) -> list[tuple[float, ...]]:
+            if sigma <= 0:
+                return [(1.0,) * m] * n
+            arr = self.rng.noise.lognormal(-0.5 * sigma * sigma, sigma, size=(n, m))
+            return [tuple(r) for r in arr.tolist()]
+
+        for jid, spec in enumerate(sorted(specs, key=lambda s: s.submit_s)):
+            job = Job(jid, spec, [], [])
+            prof = spec.profile
+            if prof.has_input and spec.input_mb > 0:
+                # one map per block (DESIGN §2)
+                f = self.hdfs.create_file(
+                    f"{spec.name}.in", spec.input_mb, self.rng.placement, n_blocks=spec.n_maps
+                )
+                job.input_file = f
+                draws = noise(len(f.blocks))
+                for i, b in enumerate(f.blocks):
+                    job.maps.append(Task(job, i, MAP, b.size_mb, draws[i], block=b))
+            else:
+                per = spec.input_mb / spec.n_maps if spec.n_maps else 0.0
+                draws = noise(spec.n_maps)
+                for i in range(spec.n_maps):
+                    job.maps.append(Task(job, i, MAP, per, draws[i]))
+            draws = noise(spec.n_reduces)
+            for i in range(spec.n_reduces):
+                job.reduces.append(Task(job, i, REDUCE, 0.0, draws[i]))
+            tracker.jobs.append(job)
+        tracker.total_maps = sum(len(j.maps) for j in tracker.jobs)
+
+    # ------------------------------------------------------------------ running
+    def start(self) -> None:
+        """Create the actors' processes (once)."""
+        if self._started:
+            return
+        self._started = True
+        env = self.env
+        env.process(self._submitter())
+        self.beats.start()
+        self.dynamics.start()
+        env.process(self.monitor.sampler())
+        env.timeout(self.max_time).callbacks.append(lambda _e: self._end(truncated=True))
+        if not self.tracker.jobs:
+            self._end(truncated=False)
+
+    def _submitter(self):
+        env = self.env
+        for job in self.tracker.jobs:
+            dt = job.spec.submit_s - env.now
+            if dt > 0:
+                yield env.timeout(dt)
+            self.tracker.arrive(job)
+
+    def _end(self, truncated: bool) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self.truncated = truncated
+        self._stop_now()
+
+    def _stop_now(self) -> None:
+        ev = self._stop
+        if ev is not None and not ev.triggered:
+            ev.succeed()
+
+    def advance(self) -> VM | None:
+        """Run until a heartbeat needs serving and return its VM (None: episode over)."""
+        self.start()
+        env = self.env
+        while True:
+            if self.finished:
+                self._close()
+                return None
+            vm = self.beats.due()
+            if vm is not None:
+                return vm
+            self._stop = env.event()
+            env.run(until=self._stop)
+
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        now = self.env.now
+        for h in self.topo.hosts:
+            h.cpu.account(now)
+            if h.alive:
+                h.up_seconds += now - h.up_since
+
+    def context(self, vm: VM, kind: str) -> DecisionContext:
+        """What ``Scheduler.decide`` sees for ``vm``'s free ``kind`` slot."""
+        ctx = self.ctx
+        ctx.now = self.env.now
+        ctx.vm = vm
+        ctx.slot_kind = kind
+        ctx.free_map, ctx.free_reduce = vm.free_map, vm.free_reduce
+        return ctx
+
+    def set_progress(self, callback) -> None:
+        """``callback(1)`` whenever a job completes or fails (progress bars)."""
+        self.progress = self.tracker.progress = callback
+
+    # the episode's records, for metrics and analysis (policies read the ClusterView)
+    @property
+    def jobs(self) -> list[Job]:
+        """Every job of the episode, in submission order."""
+        return self.tracker.jobs
+
+    @property
+    def attempts(self) -> list:
+        """Every task attempt launched so far, in launch order."""
+        return self.tracker.attempts
+
+    def open_heartbeat(self, vm: VM) -> Heartbeat:
+        """Serve ``vm``'s heartbeat slot by slot (the environment: one slot per step)."""
+        return self.beats.open(vm)
+
+    def run(self) -> None:
+        """Simulate the whole episode with ``self.scheduler`` deciding every slot."""
+        decide = self.scheduler.decide
+        while (vm := self.advance()) is not None:
+            self.beats.serve(vm, decide)
