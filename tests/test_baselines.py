@@ -7,10 +7,13 @@ import json
 import gymnasium as gym
 import numpy as np
 import pytest
+from helpers import cluster, scenario
 
 import baselines
 import mrgym
 from mrgym.runner import build_simulation
+from mrgym.sim.hdfs import RACK
+from mrgym.sim.scheduler import DECLINE, MAP, launch_map
 
 EXACT = ["fifo", "fair", "delay", "capacity"]  # expressible by the action space
 INEXACT = ["dl-sched", "rand-sched", "late"]  # random or LATE-ranked task picks (README)
@@ -133,15 +136,44 @@ def test_late_rescues_stragglers_on_slow_hosts():
 
 
 def test_delay_waits_then_relaxes_locality():
+    """One map whose only replica is on VM x; only the other VM, y (same rack), asks the
+    delay scheduler: it declines at y's heartbeats until Hadoop 1's automatic node wait,
+    min(15 s, 1.5 x 3 s) = 4.5 s, has passed, then launches the rack-local map."""
+    hosts = [{"count": 2, "type": "generic-4core", "vms_per_host": 1}]
+    sc = scenario(cluster(hosts, heartbeat_s=3.0), [{"profile": "grep", "maps": 1, "reduces": 0}])
     d = baselines.make("delay")
-    sim = build_simulation("ila72", d, 0)
+    sim = build_simulation(sc, d, 0)
     job = sim.jobs[0]
-    waits = (4.5, 4.5)
-    d._since[job.id] = 10.0
-    assert d.allowed(job, 10.0, waits) == 0
-    assert d.allowed(job, 14.6, waits) == 1  # after the node wait: rack-local allowed
-    assert d.allowed(job, 19.1, waits) == 2  # after node + rack waits: any
-    assert d._waits(sim.ctx) == (4.5, 4.5)  # Hadoop 1's automatic min(15 s, 1.5 x 3 s)
+    (x,) = job.maps[0].block.replicas
+    asked = []  # (time, decision) at y's heartbeats
+    while True:
+        vm = sim.advance()
+        assert vm is not None, "the map was never launched"
+        beat = sim.open_heartbeat(vm)
+        kind = beat.next_slot()
+        assert kind == MAP
+        if vm is x:  # x stays out of it: only y's offers reach the scheduler
+            beat.answer(DECLINE)
+            continue
+        decision = d.decide(sim.context(vm, kind))
+        if not asked:  # the first skip starts the job's wait
+            t0 = sim.view.now
+            waits = (4.5, 4.5)
+            assert d.allowed(job, t0, waits) == 0
+            assert d.allowed(job, t0 + 4.4, waits) == 0
+            assert d.allowed(job, t0 + 4.6, waits) == 1  # after the node wait: rack-local
+            assert d.allowed(job, t0 + 9.1, waits) == 2  # after node + rack waits: any
+        asked.append((sim.view.now - t0, decision))
+        attempt = beat.answer(decision)
+        if attempt is not None:
+            break
+    # y heartbeats every 3 s: skipped at 0 s and 3 s (< 4.5 s), launched at 6 s (>= 4.5 s)
+    assert [(round(t, 6), dec) for t, dec in asked] == [
+        (0.0, DECLINE),
+        (3.0, DECLINE),
+        (6.0, launch_map(job.id)),
+    ]
+    assert attempt.vm is not x and sim.view.locality(attempt.task, attempt.vm) == RACK
 
 
 def test_rand_sched_randomness_bounds():
@@ -152,10 +184,38 @@ def test_rand_sched_randomness_bounds():
     assert full["map_locality"]["node"] < 0.5 * dl["map_locality"]["node"]
 
 
+def _capacity_case():
+    """Three 8-map jobs, all at 0 s: job 0 in pool "a", jobs 1 and 2 in pool "b".  The
+    first heartbeat launches 3 maps of job 0 and 1 of job 1; the simulation stops at the
+    other VM's heartbeat, whose map slot is the decision."""
+    hosts = [
+        {"count": 2, "type": "generic-4core", "vm": {"vcpus": 4, "map_slots": 4, "reduce_slots": 1}}
+    ]
+    jobs = [{"profile": "wordcount", "maps": 8, "reduces": 0, "user": u} for u in "abb"]
+    sim = build_simulation(scenario(cluster(hosts), jobs), "capacity", 0)
+    first = sim.advance()
+    beat = sim.open_heartbeat(first)
+    for job_id in (0, 0, 0, 1):
+        assert beat.next_slot() == MAP
+        assert beat.answer(launch_map(job_id)) is not None
+    assert beat.next_slot() is None  # its 4 map slots are full, no reduce to run
+    vm = sim.advance()
+    assert vm is not None and vm is not first
+    assert [j.spec.pool for j in sim.jobs] == ["a", "b", "b"]
+    assert [j.running_tasks for j in sim.jobs] == [3, 1, 0]
+    assert all(j.n_pending_maps for j in sim.jobs)
+    return sim.context(vm, MAP)
+
+
 def test_capacity_serves_the_emptiest_queue_first():
-    sc = mrgym.load_scenario("ila72", {"workload.users": 2})
-    m = mrgym.run_sim(
-        sc, baselines.make("capacity", capacities={"user0": 0.9, "user1": 0.1}), 0
-    ).metrics
-    m_eq = mrgym.run_sim(sc, "capacity", 0).metrics
-    assert m != m_eq
+    ctx = _capacity_case()
+    # equal capacities (1/2 each): used/capacity is a = 3 / 0.5 = 6, b = 1 / 0.5 = 2, so
+    # queue b goes first, and FIFO inside it: job 1, although job 2 runs nothing
+    assert baselines.make("capacity").decide(ctx) == launch_map(1)
+    # a: 3 / 0.9 = 3.3, b: 1 / 0.1 = 10: now queue a is the emptiest
+    cap = baselines.make("capacity", capacities={"a": 0.9, "b": 0.1})
+    assert cap.decide(ctx) == launch_map(0)
+    # the equal-capacity choice (job 1) is neither FIFO's (the oldest job) nor Fair's
+    # (the fewest running tasks)
+    assert baselines.make("fifo").decide(ctx) == launch_map(0)
+    assert baselines.make("fair").decide(ctx) == launch_map(2)

@@ -16,6 +16,7 @@ from helpers import run_cli
 import mrgym
 import mrgym.runner as runner
 from mrgym import cli
+from mrgym.sim.simulation import Simulation
 
 # the module, not the function `mrgym.evaluate` that shadows its name on the package
 ev = importlib.import_module("mrgym.evaluate")
@@ -29,17 +30,18 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def _interrupt_after(monkeypatch, n: int) -> None:
-    """The (n+1)-th run raises KeyboardInterrupt, as Ctrl-C in the middle of it would."""
-    real = ev._run_one
+    """The (n+1)-th simulation raises KeyboardInterrupt, as Ctrl-C in the middle of it
+    would."""
+    real = Simulation.run
     calls = {"n": 0}
 
-    def run_one(*args, **kwargs):
+    def run(self):
         if calls["n"] == n:
             raise KeyboardInterrupt
         calls["n"] += 1
-        return real(*args, **kwargs)
+        return real(self)
 
-    monkeypatch.setattr(ev, "_run_one", run_one)
+    monkeypatch.setattr(Simulation, "run", run)
 
 
 # -- Ctrl-C ------------------------------------------------------------------------------
@@ -180,7 +182,7 @@ def test_summary_is_mean_and_95_ci_and_the_table_says_so():
     assert "| p | 10.0 |" in ev.markdown_table([one])  # no "± nan" for one seed
 
 
-def test_plot_helpers():
+def test_seed_ranges_label_wrapping_and_stable_policy_colours():
     assert ev.format_seeds([4, 0, 1, 2, 7, 8]) == "0-2, 4, 7-8"
     label = "maskable_ppo:ila72-jct-fewest-remaining-workconserving-a-very-long-name"
     wrapped = ev.wrap_label(label, 18)

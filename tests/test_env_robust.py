@@ -4,6 +4,7 @@ one-line ValueErrors, and scenarios without any decision are refused at reset.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -17,8 +18,8 @@ from helpers import cluster, scenario
 
 import baselines
 import mrgym
+import mrgym.workloads as workloads
 from mrgym.envs import MRClusterEnv
-from mrgym.envs.mr_cluster import _check_job_weights
 from mrgym.envs.rewards import check_weights
 from mrgym.sim.scheduler import DECLINE, MAP, REDUCE, Decision, Scheduler, launch_map
 
@@ -79,13 +80,24 @@ def test_slots_hold_only_jobs_that_can_launch_here():
     rng = np.random.default_rng(0)
     seen_skip = False
     for _ in range(1500):
-        view, vm, kind = env.view, env._vm, env._kind
+        view, kind = env.view, info["slot_kind"]
+        vm = view.topology.vms[info["decision_vm"]]
+        assert vm.id == info["decision_vm"]
+        k = 0 if kind == MAP else 1
         launchable = [j for j in view.jobs if view.can_launch(j, kind, vm)]
-        assert [j.id for j in env._slots] == [j.id for j in launchable[:3]]
+        slotted = launchable[:3]
+        # slot i holds the i-th launchable job: its launch is action 3i + kind, legal
+        for i, job in enumerate(slotted):
+            assert env.encode(Decision(kind, job.id)) == 3 * i + k
+            assert info["action_mask"][3 * i + k]
+        # no other active job is in a slot, and the empty slots' actions are masked
+        in_slots = {j.id for j in slotted}
+        for job in view.jobs:
+            if job.id not in in_slots:
+                with pytest.raises(ValueError, match="not among the 3 job slots"):
+                    env.encode(Decision(kind, job.id))
+        assert not info["action_mask"][3 * len(slotted) : -1].any()
         seen_skip |= len(launchable) < len(view.jobs)
-        for i in range(len(env._slots)):  # every slot has its kind's launch legal
-            assert info["action_mask"][3 * i + (0 if kind == MAP else 1)]
-        assert not info["action_mask"][3 * len(env._slots) : -1].any()
         a = int(rng.choice(np.flatnonzero(info["action_mask"])))
         obs, r, term, trunc, info = env.step(a)
         if term or trunc:
@@ -229,10 +241,20 @@ def test_reward_weights_accept_numbers():
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, 0.0, -1.0, "2", None])
-def test_job_weights_are_guarded_where_the_env_builds_jobs(bad):
-    specs = [SimpleNamespace(name="ok", weight=1.0), SimpleNamespace(name="j1", weight=bad)]
+def test_job_weights_are_guarded_where_the_env_builds_jobs(bad, monkeypatch):
+    """The schema checks a scenario's weights; a workload built elsewhere (a trace reader)
+    is checked by reset()."""
+    real = workloads.generate
+
+    def generate(sc, rng):
+        ok, other = real(sc, rng)
+        return [ok, dataclasses.replace(other, name="j1", weight=bad)]
+
+    monkeypatch.setattr(workloads, "generate", generate)
+    hosts = [{"count": 2, "type": "generic-4core", "native": True}]
+    sc = scenario(cluster(hosts), [{"profile": "wordcount", "maps": 2}] * 2)
     with pytest.raises(ValueError, match=r"^job 'j1': weight must be a finite number > 0"):
-        _check_job_weights(specs)
+        MRClusterEnv(config=sc).reset(seed=0)
 
 
 def test_nan_job_weight_in_a_scenario_is_refused():
@@ -275,17 +297,18 @@ def test_a_cluster_that_can_take_no_task_is_refused():
         gym.make("MRCluster-v0", config=sc).reset(seed=3)
 
 
-def test_dead_episode_reason_for_slotless_clusters():
-    from mrgym.envs.mr_cluster import _dead_episode_reason
-
-    view = SimpleNamespace(  # the ClusterView fields the reason reads
-        scenario=SimpleNamespace(name="x", run=SimpleNamespace(max_sim_time_s=50.0)),
-        all_jobs=[SimpleNamespace(spec=SimpleNamespace(submit_s=0.0))],
-        n_arrived=1,
-        n_completed=0,
+def test_reset_refuses_a_cluster_that_takes_no_task_before_the_cap():
+    """The job arrives at 0 s but the VMs' first heartbeats come after the 50 s cap
+    (one an hour, at a random phase)."""
+    sc = scenario(
+        cluster(HOSTS, heartbeat_s=3600.0),
+        [{"profile": "wordcount", "maps": 2}],
+        run={"max_sim_time_s": 50.0},
     )
-    assert _dead_episode_reason(view, 0) == (
-        "scenario 'x' (seed 0) ends before the first decision: 1 job(s) arrived but no VM "
+    with pytest.raises(ValueError) as err:
+        gym.make("MRCluster-v0", config=sc).reset(seed=0)
+    assert str(err.value) == (
+        "scenario 'test' (seed 0) ends before the first decision: 1 job(s) arrived but no VM "
         "could take any of their tasks before run.max_sim_time_s=50 (check the VMs' "
         "map/reduce slots and pools)"
     )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import Pinned, cluster, scenario
+from helpers import cluster, scenario
 
 import mrgym
+from mrgym.metrics import episode_metrics, task_log
 from mrgym.runner import build_simulation, run_sim
-from mrgym.sim.hdfs import NODE, SERVER
+from mrgym.sim.hdfs import LEVELS, NODE, OFF_RACK, RACK, SERVER
 from mrgym.sim.scheduler import (
     DECLINE,
     MAP,
@@ -220,13 +221,42 @@ def test_metrics_are_consistent():
     assert 0 < m["slot_utilization"] <= 1 and 0 < m["cpu_utilization"] <= 1
 
 
-def test_pinned_helper_respects_levels():
+@pytest.mark.parametrize("level", [NODE, SERVER, RACK, OFF_RACK])
+def test_a_map_runs_at_the_locality_of_its_vm_to_its_block(level):
+    """One map, one replica, 4 hosts x 2 VMs on 2 racks: launched on the VM that holds the
+    replica, on the other VM of its host, on another host of its rack or on the other
+    rack, the attempt, the task log and the metrics all report that level."""
     sc = scenario(
         cluster([{"count": 4, "type": "generic-4core", "vms_per_host": 2}], racks=2),
         [{"profile": "grep", "maps": 1, "reduces": 0}],
     )
-    r = run_sim(sc, Pinned(levels={0: 2}), 0)
-    assert r.task_log[0].locality == "rack"
+    sim = build_simulation(sc, "fifo", 0)
+    task = sim.jobs[0].maps[0]
+    (replica,) = task.block.replicas
+    at = {
+        NODE: lambda v: v is replica,
+        SERVER: lambda v: v is not replica and v.host is replica.host,
+        RACK: lambda v: v.host is not replica.host and v.host.rack is replica.host.rack,
+        OFF_RACK: lambda v: v.host.rack is not replica.host.rack,
+    }[level]
+    target = next(v for v in sim.view.topology.workers if at(v))
+    assert sim.view.locality(task, target) == level
+    launched = None
+    while launched is None:  # decline every slot but the target's map slot
+        vm = sim.advance()
+        assert vm is not None
+        beat = sim.open_heartbeat(vm)
+        while (kind := beat.next_slot()) is not None:
+            if vm is target and kind == MAP:
+                launched = beat.answer(launch_map(0, task.index))
+                break
+            beat.answer(DECLINE)
+    sim.run()  # to the end: nothing else to launch
+    (a,) = sim.attempts
+    assert a is launched and a.vm is target and a.locality == level
+    (rec,) = task_log(sim)
+    assert rec.outcome == "success" and rec.locality == LEVELS[level]
+    assert episode_metrics(sim)["map_locality"][LEVELS[level]] == 1.0
 
 
 def test_migrate_moves_a_running_vm():

@@ -7,7 +7,7 @@ import numpy as np
 
 import baselines
 import mrgym
-from mrgym.reproduce.ila import ila72_maps, table1_scenario
+from mrgym.reproduce.ila_runs import ila72_maps, table1_scenario
 
 
 def _io_local(sched: str, seed: int) -> float:

@@ -42,8 +42,9 @@ def test_rgb_before_reset_and_after_the_end():
         render_mode="rgb_array",
     )
     assert env.unwrapped.render().shape == (FRAME_PX[1], FRAME_PX[0], 3)
-    _play(env, 100_000)
-    assert env.unwrapped._vm is None  # the episode is over
+    info = _play(env, 100_000)
+    assert env.unwrapped.view.finished  # the episode is over: no decision pending
+    assert info["decision_vm"] == -1 and info["slot_kind"] == ""
     assert env.render().shape == (FRAME_PX[1], FRAME_PX[0], 3)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mrgym
-from mrgym.reproduce.ila import alone_time
+from mrgym.reproduce.ila_runs import alone_time
 from mrgym.runner import build_simulation
 from mrgym.sim.topology import Link
 

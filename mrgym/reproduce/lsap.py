@@ -32,7 +32,7 @@ from scipy.optimize import linear_sum_assignment
 
 import mrgym
 from mrgym.reproduce.claims import Result, claim
-from mrgym.reproduce.ila import ci, fmt, pyplot, save_pyplot
+from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
 
 TS = (10, 20, 30, 40, 50)
 TRIALS_PER_SEED = 200  # snapshot draws per seed and T (the paper ran 10 000 per T)

@@ -1,5 +1,5 @@
 """Means with 95 % Student-t intervals, fit quality, and the figure helpers the claims
-share (matplotlib without pyplot, like :mod:`mrgym.evaluate`)."""
+share (matplotlib without pyplot, like :mod:`mrgym.plots`)."""
 
 from __future__ import annotations
 
@@ -119,3 +119,38 @@ def save(fig, path: Path, caption: str | None = None) -> Path:
     # bbox_inches="tight" takes in the caption below and a legend beside the axes
     fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.1)
     return path
+
+
+def ci(xs) -> tuple[float, float]:
+    """Mean and half-width of the 95 % t-interval of the finite values (0 for one value)."""
+    a = [x for x in xs if x is not None and np.isfinite(x)]
+    if not a:
+        return float("nan"), float("nan")
+    m = mean_ci(a)
+    return m.mean, (m.half if m.n > 1 else 0.0)
+
+
+def fmt(xs, scale: float = 1.0, digits: int = 0, unit: str = "") -> str:
+    m, h = ci(xs)
+    if len(list(xs)) < 2:  # one seed: no interval
+        return f"{m * scale:.{digits}f}{unit}"
+    return f"{m * scale:.{digits}f} ± {h * scale:.{digits}f}{unit}"
+
+
+def save_pyplot(fig, out: Path, key: str) -> Path:
+    """Write a pyplot figure as claim ``key``'s plot (``out/reproduction/<key>.png``)."""
+    path = plot_file(out, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
+    return path
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

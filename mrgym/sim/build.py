@@ -18,6 +18,11 @@ from mrgym.sim.params import ModelParams
 from mrgym.sim.topology import CATALOG, MBIT, VM, Host, InstanceType, Link, Rack, Site, Topology
 
 
+def model_params(scenario: Any) -> ModelParams:
+    """The fluid model's constants: the defaults with the scenario's ``execution:``."""
+    return ModelParams(**scenario.execution.model_dump())
+
+
 def instance_catalog(cluster: Any) -> dict[str, InstanceType]:
     cat = dict(CATALOG)
     for name, t in (cluster.catalog or {}).items():

@@ -349,7 +349,6 @@ class Job:
     ready: bool = False  # reduces may start (slow-start reached)
     running_set: dict = field(default_factory=dict)  # Task -> None, tasks with a running attempt
     rate_by_type: dict = field(default_factory=dict)  # host type -> [map seconds, map MB]
-    obs_static: tuple | None = None  # the environment's per-job constant features
 
     @property
     def name(self) -> str:

@@ -33,7 +33,6 @@ from mrgym.sim.hdfs import Hdfs
 from mrgym.sim.heartbeats import Dispatcher, Heartbeat
 from mrgym.sim.jobs import MAP, REDUCE, Job, JobSpec, Task
 from mrgym.sim.monitoring import Monitor
-from mrgym.sim.params import ModelParams
 from mrgym.sim.rng import Streams
 from mrgym.sim.scheduler import DecisionContext, Scheduler
 from mrgym.sim.topology import VM
@@ -58,11 +57,11 @@ class Simulation:
         specs: list[JobSpec] | None = None,
         progress=None,
     ):
-        from mrgym.sim.build import build_topology
+        from mrgym.sim.build import build_topology, model_params
         from mrgym.workloads import generate
 
         self.scenario = scenario
-        self.params = ModelParams(**scenario.execution.model_dump())
+        self.params = model_params(scenario)
         self.seed = seed
         self.rng = Streams(seed)
         if specs is None:
@@ -102,6 +101,7 @@ class Simulation:
         self.tasks.bind(self.tracker)
         self.dynamics.bind(self.tracker, self.beats)
         self.monitor.bind(self.tracker, self.dynamics)
+        self.view.bind(self.tracker, self.monitor, self.dynamics)
         self.ctx.jobs = self.tracker.active_list
         # reset-time draws, in a fixed order: every policy meets the same episode
         self._draw_workload(specs)

@@ -132,7 +132,6 @@ class Link:
         "flows",
         "n_writes",
         "host",
-        "bytes_mb",
         "cur",
         "cur_w",
     )
@@ -154,7 +153,6 @@ class Link:
         self.flows: dict = {}  # Flow -> None, insertion-ordered for determinism
         self.n_writes = 0  # flows among them that are writes (merged by the page cache)
         self.host = host  # the Host whose disk this is (None for network links)
-        self.bytes_mb = 0.0  # MB carried so far (monitoring)
         self.cur = 0.0  # a read flow's share now (kept by the fluid engine)
         self.cur_w = 0.0  # a write flow's share now (differs on disks only)
 

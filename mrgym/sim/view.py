@@ -37,6 +37,13 @@ class ClusterView:
         self.heartbeat_s: float = sim.hb
         self.max_time_s: float = sim.max_time
 
+    def bind(self, tracker, monitor, dynamics) -> None:
+        """The parts it reads (built after it); direct references keep queries cheap."""
+        self._tracker = tracker
+        self._choice = tracker.choice
+        self._monitor = monitor
+        self._dynamics = dynamics
+
     # -- time and episode state ----------------------------------------------------------
     @property
     def now(self) -> float:
@@ -54,72 +61,72 @@ class ClusterView:
     @property
     def jobs(self) -> list[Job]:
         """Active jobs in arrival order."""
-        return self._sim.tracker.active_list
+        return self._tracker.active_list
 
     @property
     def all_jobs(self) -> list[Job]:
         """Every job of the episode (arrived or not), in submission order."""
-        return self._sim.tracker.jobs
+        return self._tracker.jobs
 
     def job(self, job_id: int) -> Job:
-        return self._sim.tracker.active[job_id]
+        return self._tracker.active[job_id]
 
     @property
     def n_pending_maps(self) -> int:
-        return self._sim.tracker.n_pending_maps
+        return self._tracker.n_pending_maps
 
     @property
     def n_ready_reduces(self) -> int:
         """Pending reduces of jobs past their slow-start."""
-        return self._sim.tracker.n_ready_reduces
+        return self._tracker.n_ready_reduces
 
     @property
     def n_running(self) -> int:
-        return self._sim.tracker.n_running
+        return self._tracker.n_running
 
     @property
     def n_arrived(self) -> int:
-        return self._sim.tracker.n_arrived
+        return self._tracker.n_arrived
 
     @property
     def n_unarrived(self) -> int:
-        return self._sim.tracker.n_unarrived()
+        return self._tracker.n_unarrived()
 
     @property
     def n_completed(self) -> int:
-        return self._sim.tracker.n_completed
+        return self._tracker.n_completed
 
     @property
     def n_success(self) -> int:
         """Successful task attempts so far."""
-        return self._sim.tracker.n_success
+        return self._tracker.n_success
 
     @property
     def total_maps(self) -> int:
-        return self._sim.tracker.total_maps
+        return self._tracker.total_maps
 
     def job_seconds_at(self, now: float) -> float:
         """Integral of the active-job count up to ``now`` (the JCT reward's clock)."""
-        return self._sim.tracker.job_seconds_at(now)
+        return self._tracker.job_seconds_at(now)
 
     # -- task selection helpers ----------------------------------------------------------
     def best_map(self, job: Job, vm: VM, pick: bool = True) -> tuple[Task, int | None] | None:
         """The pending map a slot of ``vm`` gets from ``job`` and its locality level
         (``execution.task_choice``); ``pick=False`` only finds the level."""
-        return self._sim.tracker.choice.best_map(job, vm, pick)
+        return self._choice.best_map(job, vm, pick)
 
     def can_launch(self, job: Job, kind: str, vm: VM) -> bool:
-        return self._sim.tracker.choice.can_launch(job, kind, vm)
+        return self._choice.can_launch(job, kind, vm)
 
     def pool_ok(self, job: Job, vm: VM) -> bool:
         """May ``job`` run on ``vm``'s pool (``place_job``'s answer)?"""
-        return job.allowed_pools is None or self._sim.tracker.choice.pool_ok(job, vm)
+        return job.allowed_pools is None or self._choice.pool_ok(job, vm)
 
     def has_speculation_target(self, job: Job, kind: str, vm: VM) -> bool:
-        return self._sim.tracker.choice.has_speculation_target(job, kind, vm)
+        return self._choice.has_speculation_target(job, kind, vm)
 
     def speculation_target(self, job: Job, kind: str, vm: VM) -> Task | None:
-        return self._sim.tracker.choice.speculation_target(job, kind, vm)
+        return self._choice.speculation_target(job, kind, vm)
 
     def pending_maps(self, job: Job) -> list[Task]:
         return [t for t in job.maps if t.state == PENDING]
@@ -160,13 +167,13 @@ class ClusterView:
 
     # -- monitoring ----------------------------------------------------------------------
     def vm_metrics(self, vm: VM) -> VmMetrics:
-        return self._sim.monitor.vm_metrics(vm)
+        return self._monitor.vm_metrics(vm)
 
     def host_metrics(self, host: Host) -> HostMetrics:
-        return self._sim.monitor.host_metrics(host)
+        return self._monitor.host_metrics(host)
 
     def cost_so_far(self) -> float:
-        return self._sim.monitor.cost_so_far()
+        return self._monitor.cost_so_far()
 
     def job_stats(self, job: Job, kind: str) -> dict[str, float] | None:
         """Measured demand of the job's finished tasks of ``kind`` (None before the first)."""
@@ -182,14 +189,14 @@ class ClusterView:
     def node_progress_rates(self) -> dict[int, float]:
         """Per VM, the mean of (job's mean task time / task time) over its finished tasks:
         1 is an average node, below 1 a slow one (LATE's node progress)."""
-        return {vid: tot / n for vid, (n, tot) in self._sim.tracker.node_speed.items() if n}
+        return {vid: tot / n for vid, (n, tot) in self._tracker.node_speed.items() if n}
 
     def interactive_apps(self) -> list[InteractiveApp]:
-        return self._sim.dynamics.apps
+        return self._dynamics.apps
 
     def interactive_app(self, vm: VM) -> InteractiveApp | None:
-        return self._sim.dynamics.app_of.get(vm.id)
+        return self._dynamics.app_of.get(vm.id)
 
     def response_time_s(self, vm: VM) -> float | None:
-        app = self._sim.dynamics.app_of.get(vm.id)
+        app = self._dynamics.app_of.get(vm.id)
         return None if app is None else app.response_s()

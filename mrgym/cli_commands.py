@@ -1,0 +1,328 @@
+"""What each ``mrgym`` command does (:mod:`mrgym.cli` parses the command line and calls
+them), and the helpers they share: reading ``--set`` and ``--seeds``, the metrics table of
+``simulate``, the output folder of ``compare``.  Every command returns its exit status."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mrgym.metrics import SIMULATE_ROWS, Metric, metric_value
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "-"
+        return f"{v:,.3f}" if abs(v) < 10 else f"{v:,.1f}"
+    return str(v)
+
+
+#: ``mrgym simulate``'s rows: (metric key, label), from :data:`mrgym.metrics.METRICS`.
+METRIC_LABELS = [(m.key, m.label) for m in SIMULATE_ROWS]
+
+
+def _show(metric: Metric, v: Any) -> str:
+    if v is None:
+        return "-"
+    if metric.fmt == "percent":
+        return f"{100 * v:.1f} %"
+    if metric.scale != 1:
+        v = v * metric.scale
+    return _fmt(v)
+
+
+def metrics_table(result) -> str:
+    m = result.metrics
+    rows = [(x.label, _show(x, metric_value(m, x.key))) for x in SIMULATE_ROWS]
+    w = max(len(r[0]) for r in rows)
+    head = f"{result.scenario} · {result.scheduler} · seed {result.seed}"
+    lines = [head, "-" * max(len(head), w + 14)]
+    lines += [f"{label:<{w}}  {value:>12}" for label, value in rows]
+    if m["truncated"]:
+        total = len(result.jobs)
+        left = total - m["jobs_completed"] - m["jobs_failed"]
+        lines.append(
+            f"TRUNCATED at {_fmt(m['sim_time_s'])} s: {left} of {total} job(s) not finished "
+            "(run.max_sim_time_s reached, or no host left)"
+        )
+    lines.append(
+        f"{'(simulated ' + _fmt(m['sim_time_s']) + ' s in ' + _fmt(result.wall_s) + ' s wall)':>{w + 14}}"
+    )
+    return "\n".join(lines)
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``--set KEY=VALUE`` items; each VALUE is YAML (``cluster.racks=2``, ``x=[1, 2]``)."""
+    from mrgym.config import ScenarioError, parse_yaml, short
+
+    overrides: dict[str, Any] = {}
+    for item in items or []:
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip():
+            raise ScenarioError(f"--set {short(item)}: expected KEY=VALUE, e.g. hdfs.replication=2")
+        overrides[k.strip()] = parse_yaml(v, f"--set {short(item)}", lines=False)
+    return overrides
+
+
+def _check_output_file(path: str, option: str) -> None:
+    """Fail before a long run, not after it, when its output file cannot be written."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{option} {path!r}: is a directory, expected a file name")
+    if not p.parent.is_dir():
+        raise ValueError(f"{option} {path!r}: folder {str(p.parent)!r} does not exist")
+
+
+def _check_seed(seed: int) -> int:
+    if not 0 <= seed < 2**63:  # numpy's SeedSequence takes non-negative integers
+        raise ValueError(f"--seed {seed}: must be >= 0 and < 2**63")
+    return seed
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from mrgym.config import load_scenario
+    from mrgym.runner import run_sim
+
+    overrides = parse_overrides(args.set)
+    sc = load_scenario(args.config, overrides or None)
+    seed = _check_seed(args.seed)
+    if args.log:
+        _check_output_file(args.log, "--log")
+    # a bar on a terminal, log lines otherwise: stderr, so --json's stdout stays clean
+    result = run_sim(sc, args.scheduler, seed, progress=True)
+    if args.log:
+        with open(args.log, "w", newline="") as fh:
+            rows = [r.to_dict() for r in result.task_log]
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["job"])
+            w.writeheader()
+            w.writerows(rows)
+    if args.json:
+        print(json.dumps(result.metrics, indent=2, default=float))
+    else:
+        print(metrics_table(result))
+    return 0
+
+
+MAX_SEEDS = 10_000  # a typo like 0-1000000000 would otherwise build a billion-item list
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``0-4`` -> [0..4]; ``1,3,9`` -> [1, 3, 9]; ``7`` -> [7]."""
+    from mrgym.config import short
+
+    shown = short(text)
+    seeds: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            a, dash, b = part.partition("-")
+            lo, hi = int(a), int(b) if dash else int(a)
+        except ValueError:
+            raise ValueError(
+                f"--seeds {shown}: expected a range like 0-4 or a list like 1,3,9"
+            ) from None
+        if hi < lo:
+            raise ValueError(f"--seeds {shown}: the range {part} runs backwards; write {hi}-{lo}")
+        if hi - lo + 1 + len(seeds) > MAX_SEEDS:
+            raise ValueError(f"--seeds {shown}: at most {MAX_SEEDS:,} seeds")
+        seeds.extend(range(lo, hi + 1))
+    if not seeds:
+        raise ValueError(f"--seeds {shown}: no seed given")
+    if max(seeds) >= 2**63:  # numpy's SeedSequence takes non-negative integers
+        raise ValueError(f"--seeds {shown}: seeds must be < 2**63")
+    return seeds
+
+
+def fresh_out_dir(config: str, root: Path = Path("runs")) -> Path:
+    """``runs/compare-CONFIG-YYYYmmdd-HHMMSS`` (``-2``, ``-3`` ... within one second): a
+    new folder per run, so a second ``compare`` never overwrites the first one's results;
+    the timestamp sorts the runs and says when each was made."""
+    base = root / f"compare-{Path(config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    root.mkdir(parents=True, exist_ok=True)
+    out, k = base, 1
+    while True:
+        try:  # created here, atomically: two compares started in one second get two folders
+            out.mkdir()
+            return out
+        except FileExistsError:
+            k += 1
+            out = base.with_name(f"{base.name}-{k}")
+
+
+#: What ``compare`` writes into its folder; the stale ones go when a run replaces them.
+COMPARE_FILES = ("results.csv", "jct_cdf.png", "jct.png", "locality.png", "throughput_fairness.png")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from mrgym import registry
+    from mrgym.config import load_scenario
+    from mrgym.evaluate import (
+        EvaluationInterrupted,
+        evaluate,
+        format_seeds,
+        job_jcts,
+        markdown_table,
+        plot,
+        summarize,
+        write_csv,
+    )
+
+    sc = load_scenario(args.config)
+    seeds = parse_seeds(args.seeds)  # before any run: a bad list fails at once
+    if args.out:
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+        old = [f for f in COMPARE_FILES if (out / f).exists()]
+        if old:  # said before the runs, so there is time to Ctrl-C
+            print(f"mrgym: --out {out}: replacing its {', '.join(old)}", file=sys.stderr)
+    else:
+        out = fresh_out_dir(sc.name)
+    if args.schedulers == "none":
+        names = []
+    elif args.schedulers == "all":
+        names = registry.available()
+    else:
+        names = [n.strip() for n in args.schedulers.split(",")]
+    for n in names:
+        registry.make(n)  # fail early on an unknown name
+    policies: list = list(names)
+    if args.models:
+        from agents.train import ModelFactory
+
+        policies += [ModelFactory(m) for m in args.models.split(",")]
+    try:
+        rows = evaluate(policies, [sc], seeds, progress=True, keep_logs=True)
+    except EvaluationInterrupted as e:
+        # the finished runs may be minutes of work: save them, say where, stop in one line
+        if e.rows:
+            _clear(out)
+            write_csv(e.rows, out / "results.csv")
+            kept = f"the {len(e.rows)} finished are in {out / 'results.csv'}"
+        else:
+            kept = "none had finished, nothing written"
+        print(f"mrgym: interrupted after {len(e.rows)} of {e.total} runs; {kept}", file=sys.stderr)
+        return 130
+    if args.tensorboard:
+        write_tensorboard(rows, args.tensorboard)
+    _clear(out)
+    write_csv(rows, out / "results.csv")
+    paths = plot(rows, out, job_jcts(rows))
+    n = len(seeds)
+    print(f"{sc.name}, {n} seed{'s' if n != 1 else ''} ({format_seeds(seeds)})\n")
+    print(markdown_table(summarize(rows)))
+    print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
+    return 0
+
+
+def _clear(out: Path) -> None:
+    """Create ``out``, without the files of an earlier ``compare`` in it (a partial run
+    must not sit beside the plots of another)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in COMPARE_FILES:
+        (out / name).unlink(missing_ok=True)
+
+
+def write_tensorboard(rows, logdir: str) -> None:
+    """Every compared policy's ``mr/`` and ``mr_eval/`` means as TensorBoard runs under
+    ``logdir`` (``baseline-NAME``, ``model-NAME``): baselines as constant lines over the
+    agents' step range, so that agent and baselines share one chart per tag."""
+    from agents.tensorboard import write_tensorboard as write
+
+    write(rows, logdir)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from agents.config import load_train_config
+    from agents.train import train
+
+    if args.config is None and args.resume is None:
+        raise ValueError("train: give --config, or --resume a checkpoint (its run's config)")
+    cfg = load_train_config(args.config) if args.config else None
+    run = train(cfg, steps=args.steps, logdir=args.logdir, resume=args.resume, progress=True)
+    print(
+        f"model: {run / 'model.zip'}\nconfig: {run / 'config.yaml'}\n"
+        f"tensorboard --logdir {run / 'tb'}"
+    )
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from agents.train import ModelFactory
+    from mrgym.config import load_scenario
+    from mrgym.evaluate import evaluate, markdown_table, summarize, write_csv
+
+    factory = ModelFactory(args.model)
+    # the scenario defaults to the model's training scenario; the env settings always come
+    # from the model (mrgym.evaluate builds the env from them)
+    sc = load_scenario(args.config or factory.scenario)
+    rows = evaluate([factory], [sc], parse_seeds(args.seeds), progress=True)
+    print(markdown_table(summarize(rows)))
+    if args.csv:
+        write_csv(rows, args.csv)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from mrgym.bench import bench_env, bench_sim
+
+    env = bench_env(args.config, args.steps)
+    print(f"MRCluster-v0 on {args.config}, random legal actions:")
+    print(
+        f"  default settings:       {env['env_steps_per_s']:,.0f} steps/s, "
+        f"ratio {env['ratio']:.3f}  (budget >= 0.15; every step launches a task)"
+    )
+    print(
+        f"  every decision a step:  {env['every_decision_steps_per_s']:,.0f} steps/s, "
+        f"ratio {env['every_decision_ratio']:.3f}  (arrival order, speculation, declines legal)"
+    )
+    # flushed: in a pipe or a log, the env half shows while the run_sim half (~20 s) runs
+    print(f"CartPole-v1 raw:          {env['cartpole_steps_per_s']:,.0f} steps/s", flush=True)
+    if not args.skip_sim:
+        sim = bench_sim(args.sim_config)
+        print(
+            f"run_sim on {args.sim_config} (dl-sched): {sim['tasks_per_s']:,.0f} tasks/s "
+            f"({sim['tasks']} tasks in {sim['wall_s']:.1f} s; budget >= 20 000)"
+        )
+    return 0
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    from mrgym.config import available_scenarios, load_scenario
+
+    for name in available_scenarios():
+        sc = load_scenario(name)
+        print(f"{name:<14} {' '.join(sc.description.split())}")
+    return 0
+
+
+def cmd_schedulers(args: argparse.Namespace) -> int:
+    from mrgym import registry
+
+    print("\n".join(registry.available()))
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from mrgym.reproduce.report import PLOTS, REPORT, reproduce, table
+
+    out = Path(args.out)
+    if (out / REPORT).exists():  # said before the runs, so there is time to Ctrl-C
+        print(f"mrgym: --out {out}: replacing its {REPORT} and {PLOTS}/", file=sys.stderr)
+    path, outcomes = reproduce(args.paper, args.seeds, out, progress=True)
+    print(table(outcomes))
+    plots = sum(o.result.plot is not None for o in outcomes)
+    print(f"\nwrote {path}, {plots} plot(s) and results.json in {out / PLOTS}/")
+    failed = [o.claim.key for o in outcomes if o.failed]
+    if failed:  # the rows say why; the status lets a script notice
+        print(f"mrgym: experiment failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0

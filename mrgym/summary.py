@@ -1,0 +1,140 @@
+"""The comparison's numbers from the harness's rows (:func:`mrgym.evaluate.evaluate`): means
+and spreads over seeds (:func:`summarize`), the markdown table and the CSV ``mrgym
+compare`` writes, and every completed job's JCT for the CDF plot (:mod:`mrgym.plots`)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mrgym.metrics import COMPARE_COLUMNS, COMPARE_KEYS
+
+#: The comparison's columns: (metric key, column header), from
+#: :data:`mrgym.metrics.COMPARE_COLUMNS`.
+SUMMARY = [(m.key, m.column) for m in COMPARE_COLUMNS]
+
+
+#: The spread the summary table and the plots' error bars show (one choice for both).
+SPREADS = {
+    "ci95": "half-width of the 95 % confidence interval of the mean (Student t)",
+    "std": "sample standard deviation",
+}
+
+
+def _spread(vals: np.ndarray, spread: str) -> float:
+    """``vals``' spread; NaN for one value (no interval from one seed: say so, not 0)."""
+    if len(vals) < 2:
+        return math.nan
+    sd = float(vals.std(ddof=1))
+    if spread == "std":
+        return sd
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, len(vals) - 1)) * sd / math.sqrt(len(vals))
+
+
+def summarize(rows: list[dict[str, Any]], spread: str = "ci95") -> list[dict[str, Any]]:
+    """Mean and spread across seeds, one row per policy x scenario (first-seen order).
+
+    Each metric is ``(mean, spread)``; ``spread`` is ``"ci95"`` (half-width of the 95 %
+    Student-t confidence interval of the mean: what the plots' error bars show) or
+    ``"std"`` (sample standard deviation); one seed gives NaN."""
+    if spread not in SPREADS:
+        raise ValueError(f"spread: expected one of {list(SPREADS)}, got {spread!r}")
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        groups.setdefault((r["scenario"], r["policy"]), []).append(r)
+    out = []
+    for (sc, pol), rs in groups.items():
+        row: dict[str, Any] = {
+            "scenario": sc,
+            "policy": pol,
+            "seeds": len(rs),
+            "seed_list": [r["seed"] for r in rs],
+            "spread": spread,
+        }
+        for key in COMPARE_KEYS:
+            vals = np.array(
+                [r[key] for r in rs if r.get(key) is not None and not _nan(r[key])], dtype=float
+            )
+            row[key] = (float(vals.mean()), _spread(vals, spread)) if len(vals) else (math.nan,) * 2
+        out.append(row)
+    return out
+
+
+def _nan(x) -> bool:
+    return isinstance(x, float) and math.isnan(x)
+
+
+def format_seeds(seeds: Iterable[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``: the seeds as a reader can check them."""
+    xs = sorted(set(seeds))
+    parts: list[str] = []
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        parts.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def spread_note(summary: list[dict[str, Any]]) -> str:
+    """What the numbers and ``±`` (or the error bars) are, in one sentence."""
+    if not summary:
+        return ""
+    seeds = sorted({s for row in summary for s in row["seed_list"]})
+    n = len(seeds)
+    if n < 2:
+        return f"mean of 1 seed ({format_seeds(seeds)}); one seed gives no spread"
+    return f"mean ± {SPREADS[summary[0]['spread']]} over {n} seeds ({format_seeds(seeds)})"
+
+
+def markdown_table(summary: list[dict[str, Any]]) -> str:
+    """The summary as a markdown table, then a line saying what ``±`` is."""
+    head = ["policy"] + [m.column for m in COMPARE_COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in summary:
+        cells = [row["policy"]]
+        for metric in COMPARE_COLUMNS:
+            m, s = row[metric.key]
+            small = metric.bounded  # a 0..1 value: three decimals
+            if math.isnan(m):
+                cells.append("-")
+            elif math.isnan(s):  # one seed: no interval
+                cells.append(f"{m:.3f}" if small else f"{m:,.1f}")
+            elif small:
+                cells.append(f"{m:.3f} ± {s:.3f}")
+            else:
+                cells.append(f"{m:,.1f} ± {s:,.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    note = spread_note(summary)
+    return "\n".join(lines) + (f"\n\n{note[0].upper()}{note[1:]}." if note else "")
+
+
+def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
+    keys: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in keys and not k.startswith("_"):
+                keys.append(k)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def job_jcts(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Per policy, every completed job's JCT across seeds (rows from ``keep_logs=True``)."""
+    out: dict[str, list[float]] = {}
+    for r in rows:
+        for _, _, _, arrived, finish in r.get("_jobs") or ():
+            if arrived is not None and finish is not None:
+                out.setdefault(r["policy"], []).append(finish - arrived)
+    return out
