@@ -223,7 +223,7 @@ class ObservationBuilder:
                 mask[action_of(k, 2)] if mask is not None else False,
                 # always 1 since the slots skip jobs whose pools exclude this VM; kept so
                 # that the observation layout of MRCluster-v0 does not change
-                view.pool_ok(job, vm),
+                job.allowed_pools is None or view.pool_ok(job, vm),
             )
         out = np.zeros(self.size, dtype=np.float32)
         out[: len(vals)] = vals

@@ -43,6 +43,14 @@ class ClusterView:
         self._choice = tracker.choice
         self._monitor = monitor
         self._dynamics = dynamics
+        # the queries asked per decision and per job slot go straight to the part that
+        # answers them (the methods below document them; these bound methods are them)
+        choice = tracker.choice
+        self.best_map = choice.best_map
+        self.can_launch = choice.can_launch
+        self.has_speculation_target = choice.has_speculation_target
+        self.vm_metrics = monitor.vm_metrics
+        self.host_metrics = monitor.host_metrics
 
     # -- time and episode state ----------------------------------------------------------
     @property
