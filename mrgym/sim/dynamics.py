@@ -173,7 +173,7 @@ class Dynamics:
     def end_soon(self):
         yield self.env.timeout(0)  # after the eviction's own bookkeeping
         if self.tracker.active or not self.tracker.all_arrived():
-            self.sim._end(truncated=True)
+            self.sim.end(truncated=True)
 
     def repair(self, host: Host) -> None:
         if host.gone or host.alive:

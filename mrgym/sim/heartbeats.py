@@ -112,7 +112,7 @@ class Dispatcher:
         if vm.id not in self._queued:
             self._queued.add(vm.id)
             self._hb_queue.append(vm)
-            self.sim._stop_now()
+            self.sim.stop_segment()
 
     def next_slot(self, vm: VM, declined: set[str]) -> str | None:
         """The kind of the heartbeat's next free slot that could take work (maps first,

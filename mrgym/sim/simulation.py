@@ -157,9 +157,9 @@ class Simulation:
         self.beats.start()
         self.dynamics.start()
         env.process(self.monitor.sampler())
-        env.timeout(self.max_time).callbacks.append(lambda _e: self._end(truncated=True))
+        env.timeout(self.max_time).callbacks.append(lambda _e: self.end(truncated=True))
         if not self.tracker.jobs:
-            self._end(truncated=False)
+            self.end(truncated=False)
 
     def _submitter(self):
         env = self.env
@@ -169,14 +169,16 @@ class Simulation:
                 yield env.timeout(dt)
             self.tracker.arrive(job)
 
-    def _end(self, truncated: bool) -> None:
+    def end(self, truncated: bool) -> None:
+        """The episode is over (``truncated``: by the time cap or with no host left)."""
         if self.finished:
             return
         self.finished = True
         self.truncated = truncated
-        self._stop_now()
+        self.stop_segment()
 
-    def _stop_now(self) -> None:
+    def stop_segment(self) -> None:
+        """End the current SimPy segment: a heartbeat is due or the episode ended."""
         ev = self._stop
         if ev is not None and not ev.triggered:
             ev.succeed()

@@ -297,7 +297,7 @@ class JobTracker:
         if self.progress is not None:
             self.progress(1)
         if not self.active and self.all_arrived():
-            self.sim._end(truncated=False)
+            self.sim.end(truncated=False)
 
     def fail(self, att: Attempt, outcome: str) -> None:
         """The attempt FAILED (counts toward max_task_attempts; a kill does not)."""
