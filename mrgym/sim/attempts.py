@@ -15,25 +15,18 @@ import simpy
 
 from mrgym.sim.hdfs import NODE, SERVER
 from mrgym.sim.jobs import Attempt, Job, MapOutput
+from mrgym.sim.part import Part
 from mrgym.sim.topology import VM, Link
 
 if TYPE_CHECKING:  # pragma: no cover
     from mrgym.sim.simulation import Simulation
 
 
-class AttemptRunner:
+class AttemptRunner(Part):
     """Runs map and reduce attempts; counts the shuffle's bytes."""
 
     def __init__(self, sim: Simulation):
-        self.sim = sim
-        self.env = sim.env
-        self.params = sim.params
-        self.hdfs = sim.hdfs
-        self.engine = sim.engine
-        self.topo = sim.topo
-        self.rng = sim.rng
-        self.hb = sim.hb
-        self.caches = sim.caches
+        super().__init__(sim)
         self.shuffle_mb = 0.0
         self.shuffle_cross_rack_mb = 0.0
 
@@ -84,6 +77,15 @@ class AttemptRunner:
         if absorbed:
             w.absorbed = tuple(absorbed)
         if att.vm.paused:  # a paused VM's attempts make no progress until it resumes
+            self.engine.suspend(w)
+        att.work = w
+        return w
+
+    def compute(self, att: Attempt, vm: VM, job: Job, core_s: float):
+        """The attempt's compute phase: ``core_s`` reference core-seconds on ``vm``."""
+        att.cpu_s = core_s
+        w = self.engine.compute(vm, core_s, self.cpu_factor(vm, job))
+        if vm.paused:  # a paused VM's attempts make no progress until it resumes
             self.engine.suspend(w)
         att.work = w
         return w
@@ -140,12 +142,7 @@ class AttemptRunner:
             yield self.flow(att, links, mb, job, extra).event
         att.phase = 1
         cpu = prof.map_cpu_s_per_mb * mb * noise
-        att.cpu_s = cpu
-        w = self.engine.compute(vm, cpu, self.cpu_factor(vm, job))
-        if vm.paused:
-            self.engine.suspend(w)
-        att.work = w
-        yield w.event
+        yield self.compute(att, vm, job, cpu).event
         att.phase = 2
         if job.reduces:
             out = mb * prof.map_output_ratio
@@ -237,12 +234,7 @@ class AttemptRunner:
         att.phase = 1
         att.read_mb = shuffled
         cpu = prof.reduce_cpu_s_per_mb * shuffled * noise
-        att.cpu_s = cpu
-        w = self.engine.compute(vm, cpu, self.cpu_factor(vm, job))
-        if vm.paused:
-            self.engine.suspend(w)
-        att.work = w
-        yield w.event
+        yield self.compute(att, vm, job, cpu).event
         att.phase = 2
         total_in = sum(t.input_mb for t in job.maps)
         out = total_in * prof.output_ratio / n_red

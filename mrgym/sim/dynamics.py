@@ -14,6 +14,7 @@ import numpy as np
 
 from mrgym.sim.interactive import InteractiveApp
 from mrgym.sim.jobs import DONE, MAP, PENDING, RUNNING
+from mrgym.sim.part import Part
 from mrgym.sim.scheduler import Kill, Migrate, Pause, Resume, Throttle
 from mrgym.sim.topology import VM, Host
 from mrgym.sim.tracker import InvalidDecision
@@ -22,21 +23,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from mrgym.sim.simulation import Simulation
 
 
-class Dynamics:
+class Dynamics(Part):
     """Spot market, failures, interactive VMs and control actions of one episode."""
 
     def __init__(self, sim: Simulation):
-        self.sim = sim
-        self.env = sim.env
-        self.params = sim.params
-        self.hdfs = sim.hdfs
-        self.engine = sim.engine
-        self.topo = sim.topo
-        self.rng = sim.rng
-        self.scenario = sim.scenario
-        self.scheduler = sim.scheduler
-        self.view = sim.view
-        self.caches = sim.caches
+        super().__init__(sim)
         self.evict_at: dict[int, float] = {}
         self.fail_rng: dict[int, np.random.Generator] = {}
         self.apps: list[InteractiveApp] = []

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import simpy
 
 from mrgym.sim.jobs import MAP, REDUCE, Attempt
+from mrgym.sim.part import Part
 from mrgym.sim.scheduler import Decision, DecisionContext
 from mrgym.sim.topology import VM
 
@@ -56,15 +57,11 @@ class Heartbeat:
         return disp.tracker.apply(self.vm, d, self.kind)
 
 
-class Dispatcher:
+class Dispatcher(Part):
     """The heartbeat heap, the parked VMs and the queue of due heartbeats."""
 
     def __init__(self, sim: Simulation):
-        self.sim = sim
-        self.env = sim.env
-        self.topo = sim.topo
-        self.hb = sim.hb
-        self.scheduler = sim.scheduler
+        super().__init__(sim)
         self._beats: list[tuple[float, int]] = []
         self._in_heap: set[int] = set()
         self._parked: dict[int, VM] = {}

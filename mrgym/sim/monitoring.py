@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mrgym.sim.part import Part
 from mrgym.sim.topology import VM, Host
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,15 +65,11 @@ def fairness(jobs: Sequence[Job]) -> tuple[float, float] | None:
     return jain, float(np.mean(np.abs(s - f) / f))
 
 
-class Monitor:
+class Monitor(Part):
     """Samples fairness and SLA; answers the schedulers' monitoring queries."""
 
     def __init__(self, sim: Simulation):
-        self.sim = sim
-        self.env = sim.env
-        self.params = sim.params
-        self.topo = sim.topo
-        self.scenario = sim.scenario
+        super().__init__(sim)
         self.fair_samples: list[tuple[float, float, float]] = []  # (dt, jain, lsap distance)
 
     def bind(self, tracker, dynamics) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from mrgym.sim.choice import TaskChoice
 from mrgym.sim.hdfs import Hdfs
 from mrgym.sim.jobs import DONE, MAP, PENDING, REDUCE, RUNNING, Attempt, Job, MapOutput, Task
+from mrgym.sim.part import Part
 from mrgym.sim.scheduler import SPECULATE, Decision
 from mrgym.sim.topology import VM
 
@@ -24,17 +25,11 @@ class InvalidDecision(ValueError):
     """A scheduler asked for something the cluster cannot do (names the reason)."""
 
 
-class JobTracker:
+class JobTracker(Part):
     """Active jobs, pending indices, counters, task choice and the task lifecycle."""
 
     def __init__(self, sim: Simulation):
-        self.sim = sim
-        self.env = sim.env
-        self.params = sim.params
-        self.hdfs = sim.hdfs
-        self.engine = sim.engine
-        self.scheduler = sim.scheduler
-        self.view = sim.view
+        super().__init__(sim)
         self.progress = sim.progress
         self.oob = sim.oob
         self.jobs: list[Job] = []  # every job of the episode, in submission order
