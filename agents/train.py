@@ -225,7 +225,11 @@ def train(
         eval_cb,
     ]
     if progress:
-        callbacks.append(TqdmCallback(total, initial=start, episodes=metrics_cb))
+        # on-policy algorithms collect whole rollouts (n_envs x n_steps): SB3 stops at the
+        # first rollout boundary at or past the target, so the bar counts to that
+        rollout = getattr(model, "n_steps", 1) * venv.num_envs
+        planned = start + -(-(total - start) // rollout) * rollout
+        callbacks.append(TqdmCallback(planned, initial=start, episodes=metrics_cb))
     t0 = time.perf_counter()
     interrupted = False
     try:
