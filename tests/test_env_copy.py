@@ -257,3 +257,35 @@ def test_envs_attribute_after_import_mrgym_and_sim_without_gymnasium():
     r = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_restore_into_a_fresh_env_loads_the_bound_policys_state():
+    """A worker that receives a snapshot: the policy bound to the never-reset env gets the
+    snapshot's scheduler state (the one the episode's place_job/control use), and the
+    replayed episode continues as the original does."""
+
+    def make():
+        return gym.make("MRCluster-v0", config="ila72", job_slots=32, queue_order="arrival")
+
+    env = make()
+    pol = mrgym.EnvPolicy("delay")
+    pol.bind(env)
+    obs, info = env.reset(seed=0)
+    for _ in range(300):
+        obs, _, _, _, info = env.step(pol.predict(obs, info))
+    snap = env.unwrapped.snapshot()
+
+    fresh = make()
+    pol2 = mrgym.EnvPolicy("delay")
+    pol2.bind(fresh)
+    fresh.unwrapped.restore(snap)
+    assert vars(pol2.scheduler) == vars(pol.scheduler)
+    u = fresh.unwrapped  # stepped directly: the wrapper never saw a reset
+    for _ in range(200):
+        a = pol.predict(obs, info)
+        assert pol2.predict(obs, info) == a  # EnvPolicy reads the env, not the obs
+        obs, r, term, trunc, info = env.step(a)
+        o2, r2, *_ = u.step(a)
+        assert np.array_equal(obs, o2) and r == r2
+        if term or trunc:
+            break

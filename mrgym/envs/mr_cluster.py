@@ -138,9 +138,11 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ``np_random``, so a later ``reset()`` without a seed also draws the same episode.
     With ``EnvPolicy`` the baseline's ``decide`` is replayed too (before the steps where
     ``decision_context()`` was asked), and ``restore`` loads the snapshot's state into the
-    bound baseline, so the policy's choices repeat as well.  Exactness assumes the caller
-    changes the simulation only through ``step`` (reading it through this class's methods
-    is fine).
+    bound baseline (also in an environment never reset, e.g. a worker that receives the
+    snapshot), so the policy's choices repeat as well.  Restoring a never-reset
+    ``gym.make`` environment: step ``env.unwrapped`` (the order-enforcing wrapper has not
+    seen a reset).  Exactness assumes the caller changes the simulation only through
+    ``step`` (reading it through this class's methods is fine).
 
     ## Version History
     * v0: initial version.  Before any release the job slots changed from "the first K

@@ -81,7 +81,9 @@ class EpisodeReplay:
                 )
         if snap.np_random_state is not None:
             self.np_random.bit_generator.state = copy.deepcopy(snap.np_random_state)
-        live = self._proxy.hooks if self.sim is not None else None
+        # the hooks object a bound EnvPolicy holds: in use by the episode, or (an env never
+        # reset, e.g. in a worker that receives the snapshot) the one set_hooks was given
+        live = self._proxy.hooks if self.sim is not None else self._hooks
         if live is not None and snap.hooks is not None and type(live) is type(snap.hooks):
             # load the state into the object a bound EnvPolicy holds, rather than swap it
             state = copy.deepcopy(snap.hooks)
