@@ -48,7 +48,7 @@ COLUMNS = ("paper", "figure/table", "claim", "paper's number", "ours", "verdict"
 FAILED = "experiment failed: "
 
 # modules of this package that hold no claims; every other module is a claim module
-_INFRA = {"claims", "report", "probes", "stats"}
+_INFRA = {"claims", "report", "probes", "stats", "ila_runs"}
 
 VERDICT_RULES = (
     "Each claim states its criterion in its *why* column. **reproduced**: our number meets "

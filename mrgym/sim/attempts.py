@@ -55,11 +55,11 @@ class AttemptRunner(Part):
         extra: float = 1.0,
         tag: str = "read",
     ):
-        absorbed = []
+        absorbed = None  # the page caches that took this write, if any
         if tag == "write":
             # a write the host's page cache can take leaves that disk to the flusher
             now = self.env.now
-            kept = []
+            kept, absorbed = [], []
             for link in links:
                 h = link.host
                 if h is not None and link is h.disk and self.caches[h.id].absorb(mb, now):
