@@ -38,6 +38,13 @@ CLASSIC: tuple[tuple[str, str], ...] = (
     ("rand-sched", "baselines.classic:RandSchedScheduler"),
 )
 
+#: The five papers' schedulers (``baselines/<paper>.py``), after the classic ones.
+PAPERS: tuple[tuple[str, str], ...] = (
+    ("ila", "baselines.ila:IlaScheduler"),
+    ("iao", "baselines.ila:IaoScheduler"),
+    ("lao", "baselines.ila:LaoScheduler"),
+)
+
 _REGISTRY: dict[str, EntryPoint] = {}
 
 
@@ -122,6 +129,6 @@ def _known(name: str) -> str:
     return key
 
 
-for _name, _ep in CLASSIC:
+for _name, _ep in CLASSIC + PAPERS:
     register(_name, _ep)
 del _name, _ep

@@ -29,6 +29,8 @@ from mrgym.sim.scheduler import Scheduler
 ev = importlib.import_module("mrgym.evaluate")  # the module, not mrgym.evaluate()
 ROOT = Path(__file__).resolve().parent.parent
 CLASSIC = ["fifo", "fair", "delay", "capacity", "late", "dl-sched", "rand-sched"]
+PAPERS = ["ila", "iao", "lao"]
+ALL = CLASSIC + PAPERS
 
 
 @pytest.fixture
@@ -48,13 +50,15 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 # -- the registry ------------------------------------------------------------------------
 def test_classic_names_in_order_as_entry_point_strings():
-    assert registry.available() == CLASSIC
+    assert registry.available() == ALL
     for name in CLASSIC:
         ep = registry.entry_point(name)
         assert isinstance(ep, str) and ep.startswith("baselines.classic:"), ep
+    for name in PAPERS:
+        assert registry.entry_point(name).startswith("baselines."), name
 
 
-@pytest.mark.parametrize("name", CLASSIC)
+@pytest.mark.parametrize("name", ALL)
 def test_every_classic_name_makes_a_scheduler_of_that_name(name):
     s = registry.make(name)
     assert isinstance(s, Scheduler)
@@ -111,7 +115,7 @@ def test_bad_registrations_fail_at_once_in_one_line(clean_registry):
 def test_unknown_name_lists_the_expected_ones():
     with pytest.raises(ValueError) as e:
         registry.make("nope")
-    assert str(e.value) == f"unknown scheduler 'nope'; expected one of {CLASSIC}"
+    assert str(e.value) == f"unknown scheduler 'nope'; expected one of {ALL}"
     with pytest.raises(ValueError, match="unknown scheduler 'nope'; expected one of"):
         registry.unregister("nope")
 
@@ -122,7 +126,7 @@ def test_register_a_callable_or_a_string_and_run_it(clean_registry):
 
     baselines.register("Mine", Mine)  # the wrapper README shows; names are lower-cased
     registry.register("fifo-again", "baselines.classic:FifoScheduler")
-    assert registry.available() == [*CLASSIC, "mine", "fifo-again"]
+    assert registry.available() == [*ALL, "mine", "fifo-again"]
     assert isinstance(registry.make("mine"), Mine)
     a = mrgym.run_sim("lee-gpu", "fifo-again", 0).metrics
     b = mrgym.run_sim("lee-gpu", "fifo", 0).metrics

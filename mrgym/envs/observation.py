@@ -198,7 +198,7 @@ class ObservationBuilder:
                     level = OFF_RACK if best[1] is None else best[1]
             running = job.running_maps if is_map else job.running_reduces
             fair = weight * inv_fair
-            n_done, sum_s, sum_cpu, _ = job.stats[MAP]
+            n_done, sum_s, sum_cpu, *_ = job.stats[MAP]
             wait = now - job.arrived_s
             vals += (
                 1.0,

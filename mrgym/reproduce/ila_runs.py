@@ -50,11 +50,30 @@ def alone_time(sim, att) -> float:
     return t
 
 
-_CACHE: dict[tuple[str, str, int], list[MapRec]] = {}
+@dataclass(frozen=True)
+class JobRec:
+    id: int
+    profile: str
+    maps: int
+    io_bound: bool
+    jct: float | None  # None: not completed
 
 
-def ila72_maps(sched: str, seed: int) -> list[MapRec]:
-    """Every successful map attempt of one ila72 episode (cached per process)."""
+@dataclass(frozen=True)
+class Run:
+    """One ila72 episode as the ILA claims read it."""
+
+    maps: list[MapRec]
+    jobs: list[JobRec]
+    makespan_s: float  # first arrival to last completion
+    tasks_done: int  # successful map and reduce attempts
+
+
+_CACHE: dict[tuple[str, str, int], Run] = {}
+
+
+def ila72_run(sched: str, seed: int) -> Run:
+    """One ila72 episode under a registered scheduler (cached per process)."""
     key = ("ila72", sched, seed)
     if key not in _CACHE:
         sim = build_simulation("ila72", sched, seed)
@@ -75,8 +94,26 @@ def ila72_maps(sched: str, seed: int) -> list[MapRec]:
                     alone_time(sim, a),
                 )
             )
-        _CACHE[key] = recs
+        jobs = [
+            JobRec(
+                j.id,
+                j.profile.name,
+                len(j.maps),
+                j.profile.io_bound,
+                None if j.finish_s is None else j.finish_s - j.arrived_s,
+            )
+            for j in sim.jobs
+        ]
+        first = min(j.arrived_s for j in sim.jobs if j.arrived_s is not None)
+        last = max((j.finish_s for j in sim.jobs if j.finish_s is not None), default=first)
+        done = sum(1 for a in sim.attempts if a.outcome == "success")
+        _CACHE[key] = Run(recs, jobs, last - first, done)
     return _CACHE[key]
+
+
+def ila72_maps(sched: str, seed: int) -> list[MapRec]:
+    """Every successful map attempt of one ila72 episode (cached per process)."""
+    return ila72_run(sched, seed).maps
 
 
 def table1_scenario(virtual: bool) -> dict:

@@ -344,8 +344,8 @@ class Job:
     n_pending_reduces: int = 0
     # measured demand of finished tasks (monitoring, DESIGN §2)
     stats: dict = field(
-        default_factory=lambda: {MAP: [0, 0.0, 0.0, 0.0], REDUCE: [0, 0.0, 0.0, 0.0]}
-    )  # n, sum s, sum cpu, sum MB
+        default_factory=lambda: {MAP: [0, 0.0, 0.0, 0.0, 0.0], REDUCE: [0, 0.0, 0.0, 0.0, 0.0]}
+    )  # n, sum s, sum cpu s, sum MB read, sum MB written (Hadoop's CPU and FileSystem counters)
     ready: bool = False  # reduces may start (slow-start reached)
     running_set: dict = field(default_factory=dict)  # Task -> None, tasks with a running attempt
     rate_by_type: dict = field(default_factory=dict)  # host type -> [map seconds, map MB]

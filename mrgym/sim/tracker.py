@@ -217,6 +217,7 @@ class JobTracker(Part):
         st[1] += now - att.start_s
         st[2] += att.cpu_s
         st[3] += att.read_mb
+        st[4] += out_mb
         # node speed score for LATE's SlowNodeThreshold: job's mean task time / this one's
         dur = now - att.start_s
         if dur > 0:

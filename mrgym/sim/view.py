@@ -185,10 +185,16 @@ class ClusterView:
 
     def job_stats(self, job: Job, kind: str) -> dict[str, float] | None:
         """Measured demand of the job's finished tasks of ``kind`` (None before the first)."""
-        n, s, cpu, mb = job.stats[kind]
+        n, s, cpu, mb, out = job.stats[kind]
         if not n:
             return None
-        return {"tasks": n, "mean_s": s / n, "mean_cpu_s": cpu / n, "mean_mb": mb / n}
+        return {
+            "tasks": n,
+            "mean_s": s / n,
+            "mean_cpu_s": cpu / n,
+            "mean_mb": mb / n,
+            "mean_out_mb": out / n,
+        }
 
     def rate_by_host_type(self, job: Job) -> dict[str, float]:
         """MB/s of the job's finished maps per host type (Lee §4.3 computing rate)."""

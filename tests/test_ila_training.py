@@ -1,0 +1,156 @@
+"""ILA §4.1 "Model Training": the interference training set measured in the simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from baselines import ila_training as T
+from baselines.ila_profile import FEATURES
+from mrgym.config import load_scenario
+from mrgym.sim.jobs import PROFILES
+
+IO = [n for n in T.TABLE3 if PROFILES[n].io_bound]
+CPU = [n for n in T.TABLE3 if not PROFILES[n].io_bound]
+
+
+@pytest.fixture(scope="module")
+def server():
+    sc = T.one_server("ila72")
+    bare = T.Combo(0.0, ())
+    task_s = {n: T.run_probe(sc, n, bare, 0, {}, 0.0).duration_s for n in T.TABLE3}
+    return sc, T.background_slots(6, 2), task_s
+
+
+def _slowdowns(server, names: list[str], profiles, warmup_s: float = 30.0) -> dict[str, float]:
+    """Each probe's S against ``names`` on the background slots, in order."""
+    sc, slots, task_s = server
+    combo = T.Combo(warmup_s, tuple(zip(slots, names)))
+    return {p: float(T.probe_rows(sc, p, [combo], 11, task_s)[2][0]) for p in profiles}
+
+
+@pytest.fixture(scope="module")
+def small():
+    return T.training_set("ila72", n_combos=8, seed=5)
+
+
+def test_table3_and_classes():
+    assert len(T.TABLE3) == 10 and len(set(T.TABLE3)) == 10
+    assert IO == ["terasort", "teragen", "grep", "randomwriter", "wordcount"]
+    assert CPU == ["piest", "bayes", "kmeans", "canopy", "matrix"]
+
+
+def test_one_server_follows_the_scenario():
+    sc = T.one_server("ila72")
+    (group,) = sc.cluster.hosts
+    assert (group.count, group.type, group.vms_per_host, group.vm.map_slots) == (
+        1,
+        "xen-12core",
+        6,
+        2,
+    )
+    assert sc.cluster.racks == 1 and sc.hdfs.replication == 3
+    two = load_scenario(
+        "ila72",
+        overrides={
+            "cluster": {"hosts": [{"count": 4, "type": "generic-4core", "vms_per_host": 2}]}
+        },
+    )
+    sc2 = T.one_server(two)
+    assert sc2.cluster.hosts[0].type == "generic-4core" and sc2.hdfs.replication == 2
+    assert T.background_slots(6, 2) == [0] + [v for v in range(1, 6) for _ in range(2)]
+
+
+def test_same_seed_same_set_other_seed_other_set(small):
+    X, y = small.X.copy(), small.y.copy()
+    assert T.training_set("ila72", n_combos=8, seed=5) is small  # cached per process
+    T._CACHE.clear()
+    again = T.training_set("ila72", n_combos=8, seed=5)
+    assert again is not small
+    np.testing.assert_array_equal(again.X, X)
+    np.testing.assert_array_equal(again.y, y)
+    assert list(again.profile) == list(small.profile)
+    other = T.training_set("ila72", n_combos=8, seed=6)
+    assert not np.array_equal(other.y, y)
+
+
+def test_shape_classes_and_feature_ranges(small):
+    n = 10 * 8
+    assert small.X.shape == (n, len(FEATURES)) and small.y.shape == (n,)
+    assert small.io_bound.sum() == n // 2
+    assert all(small.io_bound[i] == PROFILES[p].io_bound for i, p in enumerate(small.profile))
+    assert np.isfinite(small.X).all() and (small.X >= 0).all()
+    assert np.isfinite(small.y).all() and (small.y > 1 - 1e-9).all()
+    c = {f: small.X[:, i] for i, f in enumerate(FEATURES)}
+    # one VM has 2 of the server's 10 cores; all guests share 10 (+ Dom0's share)
+    assert c["c_u"].max() <= 0.2 + 1e-9 and c["c_a"].max() <= 1 + 1e-9
+    assert c["io_u"].max() <= 1 + 1e-9
+    assert (c["t_c"] > 0).all() and (c["t_c"] <= 0.2).all()
+    # every probe's rows carry its own alone demand
+    for p in T.TABLE3:
+        rows = small.X[small.profile == p, :3]
+        assert (rows == rows[0]).all()
+    assert set(small.alone_s) == set(T.TABLE3) and min(small.alone_s.values()) > 0
+    assert small.alone_s["matrix"] > 5 * small.alone_s["grep"]
+    assert small.demand["piest"].read == 0 and small.demand["teragen"].write > 0.5
+
+
+def test_a_probe_alone_has_slowdown_one_and_the_same_noise(server):
+    sc, slots, task_s = server
+    for p in T.TABLE3:
+        alone, _, y = T.probe_rows(sc, p, [T.Combo(25.0, ())], 3, task_s)
+        assert y[0] == pytest.approx(1.0, abs=1e-9), p
+        assert alone.noise[0] != 1.0  # task noise is on: it is identical, not absent
+    heavy = T.Combo(30.0, tuple(zip(slots, ["grep", "piest"] * 6)))
+    alone = T.run_probe(sc, "wordcount", T.Combo(0.0, ()), 3, {}, 0.0)
+    loaded = T.run_probe(sc, "wordcount", heavy, 3, task_s, 100.0)
+    assert loaded.noise == alone.noise and loaded.duration_s > alone.duration_s
+
+
+def test_heavy_io_background_slows_io_probes(server):
+    rw = _slowdowns(server, ["grep", "teragen"] * 6, IO)
+    assert np.median(list(rw.values())) > 3, rw
+    assert min(rw.values()) > 1.5, rw
+    read = _slowdowns(server, ["grep"] * 11, ["terasort", "grep", "wordcount"])
+    light = _slowdowns(server, ["grep"] * 2, ["terasort", "grep", "wordcount"])
+    assert all(read[p] > light[p] > 1.05 for p in read), (read, light)
+    # CPU-bound probes read their block too, but feel it much less
+    cpu = _slowdowns(server, ["grep", "teragen"] * 6, CPU)
+    assert max(cpu.values()) < np.median(list(rw.values()))
+
+
+def test_heavy_cpu_background_slows_cpu_probes(server):
+    # 11 compute phases + the probe on 10 cores: ~1.2 x, and a little contention penalty
+    full = _slowdowns(server, ["piest"] * 11, CPU)
+    assert all(1.15 < s < 1.5 for s in full.values()), full
+    few = _slowdowns(server, ["piest"] * 5, CPU)
+    assert all(s < 1.06 for s in few.values()), few  # below the cores: no slowdown
+
+
+def test_training_set_spreads_slowdowns(small):
+    io, cpu = small.y[small.io_bound], small.y[~small.io_bound]
+    assert np.quantile(io, 0.9) > 2 and np.quantile(cpu, 0.9) > 1.1
+    np.testing.assert_allclose(small.y[small.busy == 0], 1.0, atol=1e-9)
+
+
+def test_save_load_split(small, tmp_path):
+    path = tmp_path / "set.npz"
+    small.save(path)
+    back = T.TrainingSet.load(path)
+    for k in T.ROWS:
+        np.testing.assert_array_equal(getattr(back, k), getattr(small, k))
+    assert back.io_bound.dtype == bool
+    assert back.alone_s == small.alone_s and back.demand == small.demand
+    train, test = small.split(0.25, seed=1)
+    assert len(train) + len(test) == len(small) and len(test) == 20
+    both = np.concatenate([train.y, test.y])
+    assert sorted(both) == sorted(small.y)
+    with pytest.raises(ValueError):
+        small.y[0] = 2.0  # the cached set is read-only
+
+
+def test_main_writes_the_set(tmp_path, capsys):
+    out = tmp_path / "s.npz"
+    T.main(["--out", str(out), "--combos", "2", "--seed", "1"])
+    assert "20 rows" in capsys.readouterr().out
+    assert len(T.TrainingSet.load(out)) == 20
