@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mrgym import registry
 from mrgym.metrics import LEVELS
 from mrgym.runner import build_simulation
 
@@ -69,14 +70,15 @@ class Run:
     tasks_done: int  # successful map and reduce attempts
 
 
-_CACHE: dict[tuple[str, str, int], Run] = {}
+_CACHE: dict[tuple, Run] = {}
 
 
-def ila72_run(sched: str, seed: int) -> Run:
-    """One ila72 episode under a registered scheduler (cached per process)."""
-    key = ("ila72", sched, seed)
+def ila72_run(sched: str, seed: int, **params) -> Run:
+    """One ila72 episode under a registered scheduler made with ``params`` (cached per
+    process)."""
+    key = ("ila72", sched, seed, tuple(sorted(params.items())))
     if key not in _CACHE:
-        sim = build_simulation("ila72", sched, seed)
+        sim = build_simulation("ila72", registry.make(sched, **params), seed)
         sim.run()
         recs = []
         for a in sim.attempts:

@@ -1,0 +1,493 @@
+"""Claims of the ILA paper about its own scheduler (§5.2-5.6): ILA, IAO and LAO against
+PureFair, Delay, LATE and Capacity on ila72, the interference model's accuracy (§5.4) and
+ILA's own decision time at scale (§5.6).
+
+The schedulers are reached through the registry (``ila``, ``iao``, ``lao``), so this
+library module never imports ``baselines``; the ila72 runs are shared with the other ILA
+claims through :func:`mrgym.reproduce.ila_runs.ila72_run`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mrgym import registry
+from mrgym.config import load_scenario
+from mrgym.reproduce.claims import Result, claim
+from mrgym.reproduce.ila_runs import ila72_run
+from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
+from mrgym.runner import build_simulation
+
+OBLIVIOUS = ("fair", "delay", "late", "capacity", "lao")  # §5.2's interference-oblivious
+ALL = ("ila", "iao", *OBLIVIOUS)
+LABEL = {
+    "ila": "ILA",
+    "iao": "IAO",
+    "lao": "LAO",
+    "fair": "PureFair",
+    "delay": "Delay",
+    "late": "LATE",
+    "capacity": "Capacity",
+}
+SEEDS_NOTE = "per-seed ratios to ILA of the same seed (common random numbers)"
+
+
+def _mean_jct(sched: str, seed: int) -> float:
+    return float(np.mean([j.jct for j in ila72_run(sched, seed).jobs if j.jct is not None]))
+
+
+def _throughput(sched: str, seed: int) -> float:
+    r = ila72_run(sched, seed)
+    return r.tasks_done / r.makespan_s * 60.0  # tasks per minute
+
+
+def _bar(out: Path, key: str, title: str, ylabel: str, vals: dict[str, list[float]], ref=None):
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    names = list(vals)
+    xs = np.arange(len(names))
+    ax.bar(xs, [ci(vals[n])[0] for n in names], yerr=[ci(vals[n])[1] for n in names], capsize=3)
+    if ref is not None:
+        ax.axhline(ref, color="grey", ls="--", lw=1)
+    ax.set_xticks(xs, [LABEL[n] for n in names])
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    return save_pyplot(fig, out, key)
+
+
+# --- Fig. 5: per-job completion time, normalized to ILA --------------------------------
+
+
+@claim(
+    paper="ila",
+    key="ila-fig5",
+    where="Fig. 5 (§5.2)",
+    what="job completion time by job type, other schedulers over ILA",
+    paper_value="ILA speeds jobs up 1.5-6.5x over PureFair/Delay/LATE/Capacity/LAO and "
+    "1.1-2.0x over IAO",
+    default_seeds=5,
+)
+def ila_fig5(seeds: list[int], out: Path) -> Result:
+    ratio: dict[str, list[float]] = {s: [] for s in ALL if s != "ila"}
+    by_type: dict[str, dict[str, list[float]]] = {s: {} for s in ALL}
+    for seed in seeds:
+        ila = _mean_jct("ila", seed)
+        for s in ALL:
+            for j in ila72_run(s, seed).jobs:
+                if j.jct is not None:
+                    by_type[s].setdefault(f"{j.profile}({j.maps})", []).append(j.jct)
+            if s != "ila":
+                ratio[s].append(_mean_jct(s, seed) / ila)
+    types = sorted(by_type["ila"], key=lambda t: int(t.split("(")[1][:-1]))
+    per_type = {
+        s: {t: float(np.mean(by_type[s][t]) / np.mean(by_type["ila"][t])) for t in types}
+        for s in ALL
+        if s != "ila"
+    }
+    m = {s: ci(ratio[s])[0] for s in ratio}
+    faster = all(m[s] > 1.0 for s in OBLIVIOUS)
+    in_band = all(1.5 <= np.median(list(per_type[s].values())) <= 6.5 for s in OBLIVIOUS)
+    verdict = (
+        "reproduced" if faster and in_band else ("same direction" if faster else "not reproduced")
+    )
+    ours = "mean JCT over ILA's: " + ", ".join(
+        f"{LABEL[s]} {fmt(ratio[s], digits=2)}x" for s in ratio
+    )
+    why = (
+        "Criterion: every interference-oblivious scheduler's mean JCT above ILA's ("
+        + SEEDS_NOTE
+        + ") and the median over job types of its per-type JCT ratio to ILA within 1.5-6.5x; "
+        "'same direction' if only the first holds. Per-type ratio ranges: "
+        + "; ".join(
+            f"{LABEL[s]} {min(per_type[s].values()):.2f}-{max(per_type[s].values()):.2f}x"
+            for s in per_type
+        )
+        + "."
+    )
+    if not faster:
+        why += (
+            " ILA is slower here: its admission control leaves slots idle (see the "
+            "ila-ablation row) while the model's interference is milder than the paper's "
+            "(ila-fig8: CPU-bound maps run a median 1.17x under PureFair, the paper's "
+            "oblivious schedulers slowed 60 % of tasks > 2x), so avoiding it gains less than "
+            "the idle slots cost; and the model's predictions are coarser (ila-table5)."
+        )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    xs = np.arange(len(types))
+    w = 0.8 / len(per_type)
+    for i, s in enumerate(per_type):
+        ax.bar(xs + i * w - 0.4 + w / 2, [per_type[s][t] for t in types], w, label=LABEL[s])
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(xs, types, rotation=30, fontsize=7)
+    ax.set_ylabel("mean JCT / ILA's")
+    ax.set_title(f"ILA Fig. 5 on ila72 ({len(seeds)} seeds)", fontsize=9)
+    ax.legend(fontsize=7, ncol=3)
+    path = save_pyplot(fig, out, "ila-fig5")
+    return Result(ours, verdict, why, path, {"ratio": ratio, "per_type": per_type})
+
+
+# --- Fig. 6: throughput ----------------------------------------------------------------
+
+
+@claim(
+    paper="ila",
+    key="ila-fig6",
+    where="Fig. 6 (§5.2)",
+    what="system throughput, ILA over the others",
+    paper_value="up to 1.9x over the interference-oblivious schedulers, 1.3x over IAO",
+    default_seeds=5,
+)
+def ila_fig6(seeds: list[int], out: Path) -> Result:
+    thr = {s: [_throughput(s, seed) for seed in seeds] for s in ALL}
+    gain = {s: [a / b for a, b in zip(thr["ila"], thr[s])] for s in ALL if s != "ila"}
+    m = {s: ci(gain[s])[0] for s in gain}
+    best = max(m[s] for s in OBLIVIOUS)
+    higher = all(m[s] > 1.0 for s in OBLIVIOUS)
+    verdict = (
+        "reproduced"
+        if higher and 1.5 <= best <= 2.3
+        else ("same direction" if higher else "not reproduced")
+    )
+    ours = "ILA's throughput over: " + ", ".join(
+        f"{LABEL[s]} {fmt(gain[s], digits=2)}x" for s in gain
+    )
+    why = (
+        "Throughput = successful tasks per minute from the first arrival to the last "
+        "completion. Criterion: ILA above every interference-oblivious scheduler with the "
+        "largest gain in 1.5-2.3x (the paper: up to 1.9x); 'same direction' if only above. "
+        "Tasks per minute: " + ", ".join(f"{LABEL[s]} {fmt(thr[s], digits=1)}" for s in ALL) + "."
+    )
+    path = _bar(out, "ila-fig6", f"ILA Fig. 6 on ila72 ({len(seeds)} seeds)", "tasks/min", thr)
+    return Result(ours, verdict, why, path, {"tasks_per_min": thr, "gain": gain})
+
+
+# --- Fig. 7 with ILA: locality of I/O-bound jobs -----------------------------------------
+
+
+def _local(sched: str, seed: int) -> float:
+    rs = [r for r in ila72_run(sched, seed).maps if r.io_bound and r.has_input]
+    return float(np.mean([r.locality in ("node", "server") for r in rs]))
+
+
+@claim(
+    paper="ila",
+    key="ila-fig7-ila",
+    where="Fig. 7 (§5.2)",
+    what="node+server locality of I/O-bound jobs' maps under ILA",
+    paper_value="ILA ~90 %: +65 % over PureFair/LATE/Capacity/IAO, +20 % over Delay",
+    default_seeds=5,
+)
+def ila_fig7_ila(seeds: list[int], out: Path) -> Result:
+    loc = {s: [_local(s, seed) for seed in seeds] for s in ALL}
+    m = {s: ci(loc[s])[0] for s in loc}
+    greedy = ("fair", "late", "capacity", "iao")
+    near = abs(m["ila"] - 0.90) <= 0.10
+    above = all(m["ila"] > m[s] for s in greedy) and m["ila"] >= m["delay"] - 0.02
+    rel_greedy = min(m["ila"] / m[s] for s in greedy)
+    big = rel_greedy >= 1.3 and m["ila"] / m["delay"] >= 1.1
+    verdict = (
+        "reproduced"
+        if near and above and big
+        else ("same direction" if above else "not reproduced")
+    )
+    ours = ", ".join(f"{LABEL[s]} {fmt(loc[s], 100)} %" for s in ALL)
+    why = (
+        "Criterion: maps of I/O-bound jobs with input launched node- or server-local; ILA "
+        "within ±10 points of 90 %, at least 1.3x every greedy scheduler's (PureFair, LATE, "
+        "Capacity, IAO) and 1.1x Delay's; 'same direction' if ILA is above every greedy one "
+        f"and not below Delay. Measured: ILA/greedy ≥ {rel_greedy:.2f}x, ILA/Delay "
+        f"{m['ila'] / m['delay']:.2f}x. The greedy schedulers already reach ~80 % here "
+        "(ila-fig7: large I/O jobs have a replica on most VMs), which leaves no room for "
+        "+65 %."
+    )
+    path = _bar(
+        out, "ila-fig7-ila", f"ILA Fig. 7 on ila72 ({len(seeds)} seeds)", "node+server local", loc
+    )
+    return Result(ours, verdict, why, path, {"locality": loc})
+
+
+# --- §5.2 ablation: ILA < IAO < LAO ---------------------------------------------------------
+
+
+@claim(
+    paper="ila",
+    key="ila-ablation",
+    where="§5.2 (Fig. 5, 8)",
+    what="IAO/LAO ablation: mean JCT ordering ILA < IAO < LAO",
+    paper_value="ILA 1.1-2.0x faster than IAO; LAO slower than IAO (interference costs "
+    "more than remote reads)",
+    default_seeds=5,
+)
+def ila_ablation(seeds: list[int], out: Path) -> Result:
+    jct = {s: [_mean_jct(s, seed) for seed in seeds] for s in ("ila", "iao", "lao", "fair")}
+    literal = [
+        float(np.mean([j.jct for j in ila72_run("ila", sd, relative=False).jobs if j.jct]))
+        for sd in seeds
+    ]
+    iao = [b / a for a, b in zip(jct["ila"], jct["iao"])]
+    lao = [c / b for b, c in zip(jct["iao"], jct["lao"])]
+    ok1, ok2 = ci(iao)[0] > 1.0, ci(lao)[0] > 1.0
+    verdict = "reproduced" if ok1 and ok2 else ("same direction" if ok2 else "not reproduced")
+    rej = {}
+    for s in ("ila", "iao"):
+        sched = registry.make(s)
+        sim = build_simulation("ila72", sched, seeds[0])
+        sim.run()
+        rej[s] = sched.n_rejected / max(1, sched.n_decisions)
+    ours = f"IAO/ILA {fmt(iao, digits=2)}x, LAO/IAO {fmt(lao, digits=2)}x; mean JCT " + ", ".join(
+        f"{LABEL[s]} {fmt(jct[s], digits=0)} s" for s in jct
+    )
+    why = (
+        "Criterion: IAO's mean JCT over ILA's > 1 and LAO's over IAO's > 1 ("
+        "per-seed ratios); 'same direction' if only LAO > IAO holds. Share of map requests "
+        f"IASM left idle (seed {seeds[0]}): "
+        + ", ".join(f"{LABEL[s]} {100 * v:.0f} %" for s, v in rej.items())
+        + f". ILA comparing its raw prediction with H = 1 (relative=False): mean JCT "
+        f"{fmt(literal, digits=0)} s (baselines/ila.py says why ILA divides by the idle "
+        "prediction)."
+    )
+    path = _bar(
+        out, "ila-ablation", f"ILA ablation on ila72 ({len(seeds)} seeds)", "mean JCT (s)", jct
+    )
+    return Result(ours, verdict, why, path, {"jct": jct, "rejected_share": rej})
+
+
+# --- Fig. 8 with ILA: task slowdown CDF -----------------------------------------------------
+
+
+@claim(
+    paper="ila",
+    key="ila-fig8-ila",
+    where="Fig. 8 (§5.2)",
+    what="task completion time / node-local interference-free, ILA and IAO",
+    paper_value="ILA: 70 % no slowdown, 90 % < 1.5x, 99 % < 2.5x; IAO: 83 % < 2x, 99 % < 10x",
+    default_seeds=4,
+)
+def ila_fig8_ila(seeds: list[int], out: Path) -> Result:
+    def frac(s, f):
+        return [
+            float(np.mean(f(np.array([r.duration / r.alone for r in ila72_run(s, sd).maps]))))
+            for sd in seeds
+        ]
+
+    ila = {
+        "le1.1": frac("ila", lambda x: x <= 1.1),
+        "lt1.5": frac("ila", lambda x: x < 1.5),
+        "lt2.5": frac("ila", lambda x: x < 2.5),
+    }
+    iao = {"lt2": frac("iao", lambda x: x < 2), "lt10": frac("iao", lambda x: x < 10)}
+    fair = {"le1.1": frac("fair", lambda x: x <= 1.1), "gt2": frac("fair", lambda x: x > 2)}
+    ila_gt2 = frac("ila", lambda x: x > 2)
+    paper = {"le1.1": 0.70, "lt1.5": 0.90, "lt2.5": 0.99}
+    ok = all(abs(ci(ila[k])[0] - v) <= 0.10 for k, v in paper.items())
+    better = ci(ila["le1.1"])[0] > ci(fair["le1.1"])[0] and ci(ila_gt2)[0] < ci(fair["gt2"])[0]
+    verdict = "reproduced" if ok and better else ("same direction" if better else "not reproduced")
+    ours = (
+        f"ILA ≤1.1x {fmt(ila['le1.1'], 100)} %, <1.5x {fmt(ila['lt1.5'], 100)} %, "
+        f"<2.5x {fmt(ila['lt2.5'], 100)} %; IAO <2x {fmt(iao['lt2'], 100)} %, "
+        f"<10x {fmt(iao['lt10'], 100)} %; PureFair ≤1.1x {fmt(fair['le1.1'], 100)} %"
+    )
+    why = (
+        "Criterion: ILA's fractions of maps at ≤1.1x / <1.5x / <2.5x of their node-local "
+        "interference-free time within ±10 points of 70 / 90 / 99 %, and ILA above PureFair "
+        "at ≤1.1x and below it at >2x; 'same direction' if only the latter. Maps only, as "
+        f"the ila-fig8 row. ILA >2x {fmt(ila_gt2, 100)} % vs PureFair {fmt(fair['gt2'], 100)} %."
+    )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for s in ("ila", "iao", "fair", "lao"):
+        x = np.sort(
+            np.concatenate([[r.duration / r.alone for r in ila72_run(s, sd).maps] for sd in seeds])
+        )
+        ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=LABEL[s])
+    ax.set_xscale("log")
+    ax.set_xlabel("map time / node-local interference-free time")
+    ax.set_ylabel("CDF")
+    ax.set_title(f"ILA Fig. 8 on ila72 ({len(seeds)} seeds)", fontsize=9)
+    ax.legend(fontsize=8)
+    path = save_pyplot(fig, out, "ila-fig8-ila")
+    return Result(ours, verdict, why, path, {"ila": ila, "iao": iao, "fair": fair})
+
+
+# --- Table 5 / Fig. 11: the interference model's accuracy ------------------------------------
+
+
+@claim(
+    paper="ila",
+    key="ila-table5",
+    where="Table 5, Fig. 11 (§5.4)",
+    what="interference model accuracy: R² and prediction error, exponential vs linear and "
+    "quadratic",
+    paper_value="R² exponential 0.887 (I/O 0.895, CPU 0.879), linear 0.672, quadratic 0.714; "
+    "error 12 %, 10-15 % below linear/quadratic",
+    default_seeds=3,
+)
+def ila_table5(seeds: list[int], out: Path) -> Result:
+    sched = registry.make("ila")
+    runs = [sched.model_accuracy("ila72", 0.3, seed) for seed in seeds]
+    names = ("exponential", "exponential-sse", "linear", "quadratic")
+    r2 = {n: [r[n]["r2"] for r in runs] for n in names}
+    err = {n: [r[n]["error"] for r in runs] for n in names}
+    e = ci(r2["exponential"])[0]
+    beats = all(e > ci(r2[n])[0] for n in ("linear", "quadratic"))
+    verdict = (
+        "reproduced" if beats and e >= 0.8 else ("same direction" if beats else "not reproduced")
+    )
+    ours = "; ".join(
+        f"{n} R² {fmt(r2[n], digits=2)}, error {fmt(err[n], 100, digits=0)} %" for n in names
+    )
+    by = runs[0]["exponential"]
+    why = (
+        "Held-out 30 % of the simulator-built training set (baselines.ila_training: each "
+        "Table 3 application on one VM of a 6-VM server against CPU/read/write generators "
+        f"and random Table 3 mixes; {runs[0]['rows']} rows, a new split per seed). Criterion: "
+        "exponential R² ≥ 0.8 and above linear and quadratic; 'same direction' if only above. "
+        f"Exponential by class (seed {seeds[0]}): I/O R² {by['r2_io']:.2f}, CPU "
+        f"{by['r2_cpu']:.2f}. The Table 2 metrics explain the simulator's slowdowns only in "
+        "part: a writer's slowdown depends on whether the host's page cache is full (1x or "
+        "~11x for the same metrics), and under seek thrash the measured read rates and disk "
+        "utilization fall as contention rises; only Dom0's CPU counts the streams. The "
+        "default fit minimizes squared errors of log S (raw SSE, the paper's, is the "
+        "'exponential-sse' row: it bends to the heavy tail)."
+    )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    xs = np.arange(len(names))
+    ax.bar(xs - 0.2, [ci(r2[n])[0] for n in names], 0.4, label="R² (ours)")
+    ax.bar(xs + 0.2, [ci(err[n])[0] for n in names], 0.4, label="error (ours)")
+    ax.scatter([0, 2, 3], [0.887, 0.672, 0.714], color="k", marker="_", s=300, label="paper R²")
+    ax.set_xticks(xs, names, fontsize=8)
+    ax.set_title(f"ILA Table 5 / Fig. 11 ({len(seeds)} splits)", fontsize=9)
+    ax.legend(fontsize=7)
+    path = save_pyplot(fig, out, "ila-table5")
+    return Result(ours, verdict, why, path, {"r2": r2, "error": err, "runs": runs})
+
+
+# --- §5.6: overhead and scalability ---------------------------------------------------------
+
+
+@claim(
+    paper="ila",
+    key="ila-scalability",
+    where="§5.6",
+    what="ILA's own decision time on 2 400 VMs (ila2400)",
+    paper_value="ILA correctly schedules 720 tasks per second (15 000 maps, 5 000 reduces, "
+    "2 400 VMs)",
+    default_seeds=1,
+)
+def ila_scalability(seeds: list[int], out: Path) -> Result:
+    rates, per_beat, walls = [], [], []
+    for seed in seeds:
+        sched = registry.make("ila")
+        sim = build_simulation("ila2400", sched, seed)
+        t0 = time.perf_counter()
+        sim.run()
+        walls.append(time.perf_counter() - t0)
+        launched = sum(1 for a in sim.attempts)
+        rates.append(launched / sched.decide_s)
+        per_beat.append(sched.decide_s / max(1, sim.beats.n_heartbeats) * 1e3)
+    ok = min(rates) >= 720.0
+    verdict = "reproduced" if ok else "not reproduced"
+    ours = (
+        f"{fmt(rates, digits=0)} tasks per second of ILA's own decision time; "
+        f"{fmt(per_beat, digits=3)} ms per heartbeat"
+    )
+    why = (
+        "Criterion: tasks launched per second of time spent inside ILA's decide() (model "
+        "predictions, gate, LASM, online refits) ≥ 720, on ila2400 (400 servers x 6 VMs). "
+        "Measured in CPython on this machine; the simulation's own time is excluded "
+        f"(whole runs took {', '.join(f'{w:.0f}' for w in walls)} s)."
+    )
+    return Result(ours, verdict, why, None, {"tasks_per_s": rates, "ms_per_heartbeat": per_beat})
+
+
+# --- §5.5 Fig. 12: dynamic vs static thresholds ---------------------------------------------
+
+# the three workloads of §5.5: ila72's mix, and pure CPU / pure I/O job lists of the same
+# cluster (Table 3 applications, 6 jobs 20 s apart; sizes chosen, the paper gives none)
+_PURE = {
+    "cpu": ["matrix", "kmeans", "piest", "bayes", "canopy", "matrix"],
+    "io": ["terasort", "grep", "wordcount", "terasort", "grep", "wordcount"],
+}
+FIG12_POLICIES = {
+    "dynamic": ("ila", {}),
+    "H=1": ("ila", {"H": 1.0, "dynamic": False}),
+    "H=2": ("ila", {"H": 2.0, "dynamic": False}),
+    "H=4": ("ila", {"H": 4.0, "dynamic": False}),
+    "H=8": ("ila", {"H": 8.0, "dynamic": False}),
+    "none": ("lao", {}),  # no threshold: the interference-oblivious policy
+}
+
+
+def _fig12_scenario(workload: str):
+    if workload == "mix":
+        return "ila72"
+    jobs = [
+        {"profile": p, "maps": 120, "submit_s": 20.0 * i} for i, p in enumerate(_PURE[workload])
+    ]
+    return load_scenario(
+        "ila72", {"name": f"ila72-{workload}", "workload": {"kind": "jobs", "jobs": jobs}}
+    )
+
+
+@claim(
+    paper="ila",
+    key="ila-fig12",
+    where="Fig. 12 (§5.5)",
+    what="throughput of the dynamic threshold vs static thresholds H = 1..8 and none",
+    paper_value="the dynamic threshold always gives the highest throughput (mixed, CPU, I/O "
+    "workloads), 40-100 % above static ones; no threshold is always worst",
+    default_seeds=3,
+)
+def ila_fig12(seeds: list[int], out: Path) -> Result:
+    thr: dict[str, dict[str, list[float]]] = {}
+    for w in ("mix", "cpu", "io"):
+        sc = _fig12_scenario(w)
+        thr[w] = {}
+        for label, (name, kw) in FIG12_POLICIES.items():
+            vals = []
+            for seed in seeds:
+                sim = build_simulation(sc, registry.make(name, **kw), seed)
+                sim.run()
+                ends = [j.finish_s for j in sim.jobs if j.finish_s is not None]
+                span = max(ends) - min(j.arrived_s for j in sim.jobs)
+                done = sum(1 for a in sim.attempts if a.outcome == "success")
+                vals.append(done / span * 60.0)
+            thr[w][label] = vals
+    best = {w: max(thr[w], key=lambda k: ci(thr[w][k])[0]) for w in thr}
+    dyn_best = all(best[w] == "dynamic" for w in thr)
+    none_worst = all(ci(thr[w]["none"])[0] <= min(ci(v)[0] for v in thr[w].values()) for w in thr)
+    dyn_over_none = all(ci(thr[w]["dynamic"])[0] > ci(thr[w]["none"])[0] for w in thr)
+    verdict = (
+        "reproduced"
+        if dyn_best and none_worst
+        else ("same direction" if dyn_over_none else "not reproduced")
+    )
+    ours = (
+        "; ".join(
+            f"{w}: " + ", ".join(f"{k} {ci(v)[0]:.0f}" for k, v in thr[w].items()) for w in thr
+        )
+        + " tasks/min"
+    )
+    why = (
+        "Throughput = successful tasks per minute, first arrival to last completion; mix = "
+        "ila72, cpu / io = 6 jobs of 120 maps of Table 3 CPU / I/O applications 20 s apart "
+        "on the same cluster. Criterion: the dynamic threshold highest and no threshold "
+        "(LAO) lowest on all three; 'same direction' if dynamic beats no threshold on all. "
+        f"Highest: {', '.join(f'{w} {b}' for w, b in best.items())}."
+    )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    xs = np.arange(len(FIG12_POLICIES))
+    for i, w in enumerate(thr):
+        ax.bar(xs + (i - 1) * 0.27, [ci(thr[w][k])[0] for k in FIG12_POLICIES], 0.27, label=w)
+    ax.set_xticks(xs, list(FIG12_POLICIES))
+    ax.set_ylabel("tasks/min")
+    ax.set_title(f"ILA Fig. 12 ({len(seeds)} seeds)", fontsize=9)
+    ax.legend(fontsize=8)
+    path = save_pyplot(fig, out, "ila-fig12")
+    return Result(ours, verdict, why, path, {"tasks_per_min": thr})
