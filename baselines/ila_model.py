@@ -54,6 +54,7 @@ _CPU_NAMES = ("gamma_t", "gamma_1", "gamma_2", "gamma_3")  # t_c, c_u, c_a, c_0
 _IO_NAMES = ("tau_tr", "tau_tw", "tau_1", "tau_2", "tau_3", "tau_4", "tau_5", "tau_0")
 _ZMAX = 50.0  # exp(50) ~ 5e21: far beyond any slowdown, far below float overflow
 _EPS = 1e-12
+_MAX_NFEV = 200  # function evaluations per fit (measured: an unbounded trf refit took 149 s)
 _LOG_FLOOR = 1e-3  # a prediction below this counts as 1e-3 in the log loss (keeps it finite)
 N_JOINT = len(_CPU) + len(_IO) + 3  # γ, τ, a, b, k
 
@@ -101,6 +102,7 @@ def _lsq(fun, jac, p0: np.ndarray, free: np.ndarray, lower: np.ndarray | None = 
             lambda q: jac(full(q))[:, free],
             method=method,
             bounds=bounds,
+            max_nfev=_MAX_NFEV,  # bounded cost per (online) fit: it keeps the best point
         )
     except (ValueError, np.linalg.LinAlgError, FloatingPointError):
         return p0
