@@ -252,7 +252,8 @@ class IlaScheduler(Scheduler):
         self._since_refit = 0
         self.n_refits = 0
         self.n_rejected = 0  # requests where IASM/LASM left the slot idle
-        self.decide_s = 0.0  # the scheduler's own time in decide() (§5.6)
+        self.decide_s = 0.0  # the scheduler's own time in decide() (§5.6), refits included
+        self.refit_s = 0.0  # of which the online refits (a real master runs them aside)
         self.n_decisions = 0
 
     def _ensure_model(self, view) -> None:
@@ -301,7 +302,9 @@ class IlaScheduler(Scheduler):
             self._since_refit = 0
             X = np.vstack([ts.X, *self._obs_X])
             y = np.concatenate([ts.y, np.asarray(self._obs_y)])
+            t0 = time.perf_counter()
             self.model.refit(X, y)
+            self.refit_s += time.perf_counter() - t0
             self.n_refits += 1
 
     # -- the decision ----------------------------------------------------------------------

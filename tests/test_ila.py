@@ -312,13 +312,20 @@ def test_ila_and_iao_are_deterministic(ts, ila_runs):
 
 
 # -- the gym loop -----------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["lao", "ila"])
-def test_gym_loop_matches_run_sim_under_nodegroup(ts, name):
+@pytest.mark.parametrize(
+    "name,choice", [("lao", "nodegroup"), ("ila", "nodegroup"), ("iao", "hadoop")]
+)
+def test_gym_loop_matches_run_sim(ts, name, choice):
+    """A rejection is a decline; ILA and LAO name server-local maps, which the env's
+    "launch a map of job j" picks only under the server-aware choice; IAO's greedy pick
+    is the simulator's own choice, so it matches under Hadoop's too."""
+
     # training=ts: the nodegroup scenario's execution section would key a new training set
     def make():
-        return LaoScheduler() if name == "lao" else IlaScheduler(training=ts)
+        cls = {"lao": LaoScheduler, "ila": IlaScheduler, "iao": IaoScheduler}[name]
+        return cls() if name == "lao" else cls(training=ts)
 
-    over = {**SMALL, "execution.task_choice": "nodegroup"}
+    over = {**SMALL, "execution.task_choice": choice}
     a = run_sim(load_scenario("ila72", over), make(), 0).metrics
     env = gym.make("MRCluster-v0", config="ila72", overrides=over)
     policy = mrgym.EnvPolicy(make())

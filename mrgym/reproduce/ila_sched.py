@@ -380,7 +380,7 @@ def ila_table5(seeds: list[int], out: Path) -> Result:
     default_seeds=1,
 )
 def ila_scalability(seeds: list[int], out: Path) -> Result:
-    rates, per_beat, walls = [], [], []
+    rates, per_beat, walls, refit, n_refit = [], [], [], [], []
     for seed in seeds:
         sched = registry.make("ila")
         sim = build_simulation("ila2400", sched, seed)
@@ -388,21 +388,29 @@ def ila_scalability(seeds: list[int], out: Path) -> Result:
         sim.run()
         walls.append(time.perf_counter() - t0)
         launched = sum(1 for a in sim.attempts)
-        rates.append(launched / sched.decide_s)
-        per_beat.append(sched.decide_s / max(1, sim.beats.n_heartbeats) * 1e3)
-    ok = min(rates) >= 720.0
+        decide = sched.decide_s - sched.refit_s
+        rates.append(launched / decide)
+        per_beat.append(decide / max(1, sim.beats.n_heartbeats) * 1e3)
+        refit.append(sched.refit_s / max(1, sched.n_refits))
+        n_refit.append(sched.n_refits)
+    ok = min(rates) >= 720.0 and max(refit) < 2.0
     verdict = "reproduced" if ok else "not reproduced"
     ours = (
         f"{fmt(rates, digits=0)} tasks per second of ILA's own decision time; "
-        f"{fmt(per_beat, digits=3)} ms per heartbeat"
+        f"{fmt(per_beat, digits=3)} ms per heartbeat; {fmt(refit, digits=2)} s per online "
+        "refit"
     )
     why = (
         "Criterion: tasks launched per second of time spent inside ILA's decide() (model "
-        "predictions, gate, LASM, online refits) ≥ 720, on ila2400 (400 servers x 6 VMs). "
-        "Measured in CPython on this machine; the simulation's own time is excluded "
-        f"(whole runs took {', '.join(f'{w:.0f}' for w in walls)} s)."
+        "predictions, gate, LASM; the online refits counted apart) ≥ 720 on ila2400 (400 "
+        "servers x 6 VMs), and each refit under the paper's 2 s ('The time for modeling "
+        "process is less than 2 seconds'). Measured in CPython on this machine; the "
+        f"simulation's own time is excluded (whole runs took "
+        f"{', '.join(f'{w:.0f}' for w in walls)} s, {', '.join(map(str, n_refit))} refits "
+        "over up to 20 000 observations)."
     )
-    return Result(ours, verdict, why, None, {"tasks_per_s": rates, "ms_per_heartbeat": per_beat})
+    data = {"tasks_per_s": rates, "ms_per_heartbeat": per_beat, "s_per_refit": refit}
+    return Result(ours, verdict, why, None, data)
 
 
 # --- §5.5 Fig. 12: dynamic vs static thresholds ---------------------------------------------

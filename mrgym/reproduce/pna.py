@@ -1,0 +1,336 @@
+"""Claims of the PNA paper (§III) about its probabilistic network-aware scheduler against
+the Coupling and Fair schedulers on ``pna60`` (60 nodes, 4 map / 2 reduce slots,
+replication 2, the three Table II batches run separately, as §III runs them).
+
+"Fair" is Hadoop 1.2.1's FairScheduler as §III describes it: "uses the delay scheduling in
+the map task allocation" — the registry's ``delay`` (fair order + delay scheduling). The
+greedy PureFair (``fair``) is shown beside it, since it is the closer match to the locality
+the paper measured for Fair (Table III: the lowest of the three).
+
+The schedulers are reached by name through :mod:`mrgym.registry` (``pna`` and
+``coupling``, entry points ``baselines.pna:PnaScheduler`` / ``:CouplingScheduler``,
+registered here when absent), so this library module never imports ``baselines``. The
+runs are shared by the claims (cached per process): 4 schedulers x 3 batches per seed,
+~3 s each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from mrgym import registry
+from mrgym.config import load_scenario
+from mrgym.reproduce.claims import Result, claim
+from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
+from mrgym.runner import run_sim
+
+ENTRY_POINTS = (
+    ("pna", "baselines.pna:PnaScheduler"),
+    ("coupling", "baselines.pna:CouplingScheduler"),
+)
+BATCHES = ("wordcount", "terasort", "grep")  # Table II, "run these 3 batches separately"
+SCHEDS = ("pna", "coupling", "delay", "fair")
+LABEL = {"pna": "PNA", "coupling": "Coupling", "delay": "Fair (delay)", "fair": "PureFair"}
+FAIR = "delay"  # the paper's Fair: Hadoop 1.2.1's FairScheduler with delay scheduling
+
+
+def ensure_registered() -> None:
+    """Register ``pna`` and ``coupling`` by entry-point string if nobody has yet (no
+    import of ``baselines`` happens until a run makes one)."""
+    have = set(registry.available())
+    for name, ep in ENTRY_POINTS:
+        if name not in have:
+            registry.register(name, ep)
+
+
+@dataclass(frozen=True)
+class PnaRun:
+    """What the claims need from one run of one batch."""
+
+    jct: dict[str, float]  # job name -> JCT (completed jobs)
+    maps: int  # map tasks of the batch
+    locality: dict[str, float]  # map locality fractions (episode_metrics)
+    shuffle_mb: float
+    cross_rack_mb: float
+    completed: int
+    submitted: int
+    slot_util: float
+    alone: float | None  # PNA: share of its P computations with one free node (P = 1 - 1/e)
+    below: float | None  # PNA: share of its P computations under P_min
+
+
+@cache
+def pna_run(sched: str, batch: str, seed: int) -> PnaRun:
+    ensure_registered()
+    sc = load_scenario("pna60", {"workload.batch": batch})
+    scheduler = registry.make(sched)
+    r = run_sim(sc, scheduler, seed)
+    n_prob = getattr(scheduler, "n_prob", 0)
+    m = r.metrics
+    jct = {name: fin - arr for _, name, _, arr, fin in r.jobs if fin is not None}
+    return PnaRun(
+        jct,
+        sum(n for _, _, n, _, _ in r.jobs),
+        dict(m["map_locality"]),
+        m["shuffle_mb"],
+        m["shuffle_cross_rack_bytes"] / 2**20,
+        m["jobs_completed"],
+        m["jobs_submitted"],
+        m["slot_utilization"],
+        scheduler.n_alone / n_prob if n_prob else None,
+        scheduler.n_below / n_prob if n_prob else None,
+    )
+
+
+def _reductions(base: str, seed: int) -> list[float]:
+    """Per job of the three batches: (base − PNA) / base, Fig. 5's x-axis."""
+    out = []
+    for b in BATCHES:
+        p, q = pna_run("pna", b, seed).jct, pna_run(base, b, seed).jct
+        out += [(q[j] - p[j]) / q[j] for j in sorted(p) if j in q]
+    return out
+
+
+def _util(sched: str, seed: int) -> float:
+    """Slot utilization, averaged over the three batches."""
+    return float(np.mean([pna_run(sched, b, seed).slot_util for b in BATCHES]))
+
+
+def _p_stats(seeds: list[int]) -> tuple[str, str]:
+    """PNA's share of P evaluations with one free node, and under P_min (formatted)."""
+    runs = [pna_run("pna", b, sd) for b in BATCHES for sd in seeds]
+    alone = float(np.mean([r.alone or 0.0 for r in runs]))
+    below = float(np.mean([r.below or 0.0 for r in runs]))
+    return f"{100 * alone:.1f} %", f"{100 * below:.1f} %"
+
+
+def _all_done(seeds: list[int]) -> bool:
+    return all(
+        (r := pna_run(s, b, sd)).completed == r.submitted
+        for s in SCHEDS
+        for b in BATCHES
+        for sd in seeds
+    )
+
+
+# --- §III.A, Fig. 4-5: job completion time -------------------------------------------------
+
+
+@claim(
+    paper="pna",
+    key="pna-jct",
+    where="§III.A, Fig. 4-5",
+    what="job completion time: PNA's per-job reduction vs Coupling and Fair",
+    paper_value="on average -17 % vs Coupling and -46 % vs Fair (replication 2; every job "
+    "faster under PNA)",
+    default_seeds=3,
+)
+def pna_jct(seeds: list[int], out: Path) -> Result:
+    comps = ("coupling", FAIR, "fair")
+    red = {c: [float(np.mean(_reductions(c, sd))) for sd in seeds] for c in comps}
+    pooled = {c: [x for sd in seeds for x in _reductions(c, sd)] for c in comps}
+    mean_jct = {
+        s: [
+            float(np.mean([x for b in BATCHES for x in pna_run(s, b, sd).jct.values()]))
+            for sd in seeds
+        ]
+        for s in SCHEDS
+    }
+    m = {c: ci(red[c])[0] for c in comps}
+    near = abs(m["coupling"] - 0.17) <= 0.10 and abs(m[FAIR] - 0.46) <= 0.10
+    faster = m["coupling"] > 0 and m[FAIR] > 0
+    verdict = (
+        "reproduced" if near and faster else ("same direction" if faster else "not reproduced")
+    )
+    ours = (
+        f"PNA's mean per-job reduction: vs Coupling {fmt(red['coupling'], 100, 1)} %, vs Fair "
+        f"(delay) {fmt(red[FAIR], 100, 1)} %, vs PureFair {fmt(red['fair'], 100, 1)} %"
+    )
+    share = {c: float(np.mean([x > 0 for x in pooled[c]])) for c in comps}
+    why = (
+        "Per job of the three Table II batches (each run alone on pna60, as §III), reduction "
+        "= (other − PNA) / other of its JCT, averaged over the 30 jobs per seed. Criterion: "
+        "within ±10 points of 17 % (Coupling) and 46 % (Fair = delay scheduling, §III's "
+        "Hadoop 1.2.1 Fair); 'same direction' if both are positive. Jobs faster under PNA: "
+        + ", ".join(f"{LABEL[c]} {100 * share[c]:.0f} %" for c in comps)
+        + ". Mean JCT: "
+        + ", ".join(f"{LABEL[s]} {fmt(mean_jct[s])} s" for s in SCHEDS)
+        + "."
+    )
+    alone, below = _p_stats(seeds)
+    why += (
+        f" In {alone} of PNA's eq. 4/5 evaluations the asking node was the only one with a "
+        "free slot (pna60 sends out-of-band heartbeats, so a freed slot is offered at "
+        "once), making C_ave = C_ij and P = 1 − 1/e ≈ 0.63 whatever the cost; "
+        f"{below} fell under P_min."
+    )
+    if not faster:
+        node = {s: fmt([_locality(s, sd)["node"] for sd in seeds], 100, 1) for s in ("pna", FAIR)}
+        util = {s: fmt([_util(s, sd) for sd in seeds], 100, 1) for s in ("pna", FAIR)}
+        why += (
+            f" Node-local maps: PNA {node['pna']} %, Fair (delay) {node[FAIR]} %; slot "
+            f"utilization: PNA {util['pna']} %, Fair (delay) {util[FAIR]} %. The paper's case "
+            "against delay (it leaves slots idle) does not arise here: a job that waits "
+            "passes the slot to another of the ten jobs, which all have blocks on every "
+            "node, so delay scheduling runs its maps node-local at no idle cost, while PNA "
+            "launches a rack-local map with probability P whenever the fair-first job has "
+            "no local one (a remote read loads the replica's disk and the network) and "
+            "its reduce coin declines ~1/e of the reduce offers to each job."
+        )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for c, ref in (("coupling", 0.17), (FAIR, 0.46), ("fair", None)):
+        x = np.sort(np.array(pooled[c]) * 100)
+        (line,) = ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=f"vs {LABEL[c]}")
+        if ref is not None:
+            ax.axvline(ref * 100, color=line.get_color(), ls="--", lw=1)
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_xlabel("reduction of job completion time by PNA (%)")
+    ax.set_ylabel("CDF of jobs")
+    ax.set_title(f"PNA Fig. 5 on pna60 ({len(seeds)} seeds; dashed: paper's means)", fontsize=9)
+    ax.legend(fontsize=8)
+    path = save_pyplot(fig, out, "pna-jct")
+    return Result(
+        ours,
+        verdict,
+        why,
+        path,
+        {"mean_reduction": red, "mean_jct_s": mean_jct, "all_completed": _all_done(seeds)},
+    )
+
+
+# --- §III.C, Table III: data locality --------------------------------------------------------
+
+
+def _locality(sched: str, seed: int) -> dict[str, float]:
+    """Map locality over the three batches (weighted by their map counts)."""
+    runs = [pna_run(sched, b, seed) for b in BATCHES]
+    n = sum(r.maps for r in runs)
+    keys = runs[0].locality
+    return {k: sum(r.locality[k] * r.maps for r in runs) / n for k in keys}
+
+
+@claim(
+    paper="pna",
+    key="pna-table3",
+    where="§III.C, Table III",
+    what="percentage of node-local tasks: PNA > Coupling > Fair",
+    paper_value="local node tasks 89.84 % (PNA), 88.30 % (Coupling), 85.59 % (Fair); the "
+    "rest rack-local, no remote tasks (one rack)",
+    default_seeds=3,
+)
+def pna_table3(seeds: list[int], out: Path) -> Result:
+    loc = {s: [_locality(s, sd) for sd in seeds] for s in SCHEDS}
+    node = {s: [x["node"] + x["server"] for x in loc[s]] for s in SCHEDS}
+    m = {s: ci(node[s])[0] for s in SCHEDS}
+    paper = {"pna": 0.8984, "coupling": 0.8830, FAIR: 0.8559}
+    order = m["pna"] > m["coupling"] > m[FAIR]
+    near = all(abs(m[s] - v) <= 0.05 for s, v in paper.items())
+    verdict = "reproduced" if order and near else ("same direction" if order else "not reproduced")
+    ours = "node-local maps: " + ", ".join(f"{LABEL[s]} {fmt(node[s], 100, 2)} %" for s in SCHEDS)
+    off = {s: ci([x["off_rack"] for x in loc[s]])[0] for s in SCHEDS}
+    why = (
+        "Share of map tasks that read their block on their own node (Hadoop's data-local "
+        "map counter; reduces have no locality counter, and §III.C's Fig. 7 counts map "
+        "tasks), pooled over the three batches. Criterion: PNA > Coupling > Fair (delay) and "
+        "each within ±5 points of Table III; 'same direction' if only the order holds. "
+        "Off-rack maps: " + ", ".join(f"{LABEL[s]} {100 * off[s]:.2f} %" for s in SCHEDS) + "."
+    )
+    if not order:
+        why += (
+            f" Delay scheduling is node-local for {100 * m[FAIR]:.1f} % of the maps here (a "
+            "skipped slot goes to another of the ten jobs, which all have blocks on every "
+            "node, before the 4.5 s waits expire), more than the paper's Fair (85.59 %) "
+            "reached; PNA's and Coupling's rack-local launches put them below it. With "
+            "PureFair (greedy, no delay) as Fair, the order PNA > Coupling > Fair "
+            + ("holds." if m["pna"] > m["coupling"] > m["fair"] else "does not hold either.")
+        )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    xs = np.arange(len(SCHEDS))
+    bottom = np.zeros(len(SCHEDS))
+    for lvl, col in (("node", "C0"), ("rack", "C1"), ("off_rack", "C3")):
+        h = np.array(
+            [
+                ci([x[lvl] + (x["server"] if lvl == "node" else 0) for x in loc[s]])[0]
+                for s in SCHEDS
+            ]
+        )
+        ax.bar(xs, 100 * h, 0.6, bottom=100 * bottom, color=col, label=lvl)
+        bottom += h
+    for i, s in enumerate(SCHEDS):
+        if s in paper:
+            ax.scatter(i, 100 * paper[s], color="k", marker="_", s=400, zorder=3)
+    ax.set_ylim(70, 100.5)
+    ax.set_xticks(xs, [LABEL[s] for s in SCHEDS])
+    ax.set_ylabel("% of map tasks")
+    ax.set_title(
+        f"PNA Table III on pna60 ({len(seeds)} seeds; black: paper's node-local %)", fontsize=9
+    )
+    ax.legend(fontsize=8, loc="lower right")
+    path = save_pyplot(fig, out, "pna-table3")
+    return Result(ours, verdict, why, path, {"node_local": node, "locality": loc})
+
+
+# --- §II-D / §III.A: shuffle bytes crossing racks ---------------------------------------------
+
+
+def _xrack(sched: str, seed: int) -> tuple[float, float]:
+    """Cross-rack shuffle MB and total shuffle MB over the three batches."""
+    runs = [pna_run(sched, b, seed) for b in BATCHES]
+    return sum(r.cross_rack_mb for r in runs), sum(r.shuffle_mb for r in runs)
+
+
+@claim(
+    paper="pna",
+    key="pna-shuffle-xrack",
+    where="§II-D, §III.A",
+    what="reduce placement near the intermediate data: shuffle bytes crossing racks",
+    paper_value="no number (the testbed was one rack); §II-D places each reduce where "
+    "'the least transmission cost of intermediate data' is incurred, §III.A credits part "
+    "of the JCT gain to it",
+    default_seeds=3,
+)
+def pna_shuffle_xrack(seeds: list[int], out: Path) -> Result:
+    xr = {s: [_xrack(s, sd)[0] for sd in seeds] for s in SCHEDS}
+    share = {s: [a / b for a, b in (_xrack(s, sd) for sd in seeds)] for s in SCHEDS}
+    ratio = {c: [p / q for p, q in zip(xr["pna"], xr[c])] for c in ("coupling", FAIR, "fair")}
+    hi = {c: ci(ratio[c])[0] + ci(ratio[c])[1] for c in ratio}
+    lower = all(ci(ratio[c])[0] < 1.0 for c in ("coupling", FAIR))
+    sure = all(hi[c] < 1.0 for c in ("coupling", FAIR)) and len(seeds) > 1
+    verdict = "reproduced" if lower and sure else ("same direction" if lower else "not reproduced")
+    ours = (
+        "cross-rack shuffle over the 3 batches: "
+        + ", ".join(f"{LABEL[s]} {fmt(xr[s], 1 / 1024, 1)} GB" for s in SCHEDS)
+        + "; PNA / other: "
+        + ", ".join(f"{LABEL[c]} {fmt(ratio[c], digits=3)}" for c in ratio)
+    )
+    why = (
+        "Shuffle MB a reduce copied from map outputs on another rack (the simulator's "
+        "shuffle counter), summed over the three batches. No paper number: criterion "
+        "PNA's per-seed ratio to Coupling and to Fair (delay) below 1 with its 95 % interval "
+        "(needs ≥ 2 seeds); 'same direction' if only the means are below 1. Share of the "
+        "shuffle crossing racks: "
+        + ", ".join(f"{LABEL[s]} {fmt(share[s], 100, 1)} %" for s in SCHEDS)
+        + ": with three racks and every job's maps on all 60 nodes, about 2/3 of any "
+        "reduce's input is on other racks wherever it runs, so placement can move this "
+        f"only a little; and in {_p_stats(seeds)[0]} of PNA's P evaluations the asking "
+        "node was the only free one, where eq. 5 gives P = 1 − 1/e whatever its cost."
+    )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    xs = np.arange(len(BATCHES))
+    w = 0.8 / len(SCHEDS)
+    for i, s in enumerate(SCHEDS):
+        ys = [np.mean([pna_run(s, b, sd).cross_rack_mb for sd in seeds]) / 1024 for b in BATCHES]
+        ax.bar(xs + (i - 1.5) * w, ys, w, label=LABEL[s])
+    ax.set_xticks(xs, BATCHES)
+    ax.set_ylabel("cross-rack shuffle (GB)")
+    ax.set_title(f"Shuffle crossing racks on pna60 ({len(seeds)} seeds)", fontsize=9)
+    ax.legend(fontsize=8)
+    path = save_pyplot(fig, out, "pna-shuffle-xrack")
+    return Result(ours, verdict, why, path, {"cross_rack_mb": xr, "share": share, "ratio": ratio})
