@@ -43,6 +43,8 @@ PAPERS: tuple[tuple[str, str], ...] = (
     ("ila", "baselines.ila:IlaScheduler"),
     ("iao", "baselines.ila:IaoScheduler"),
     ("lao", "baselines.ila:LaoScheduler"),
+    ("pna", "baselines.pna:PnaScheduler"),
+    ("coupling", "baselines.pna:CouplingScheduler"),
 )
 
 _REGISTRY: dict[str, EntryPoint] = {}

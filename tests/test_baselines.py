@@ -28,6 +28,11 @@ def test_registry():
         "late",
         "dl-sched",
         "rand-sched",
+        "ila",
+        "iao",
+        "lao",
+        "pna",
+        "coupling",
     ]
     assert baselines.make("delay", node_wait_s=1.0).node_wait_s == 1.0
     with pytest.raises(ValueError, match="unknown scheduler 'nope'; expected one of"):

@@ -27,7 +27,6 @@ from baselines.pna import (
 )
 from mrgym import registry
 from mrgym.config import load_scenario
-from mrgym.reproduce.pna import ENTRY_POINTS, ensure_registered
 from mrgym.sim.scheduler import MAP, REDUCE
 from mrgym.sim.simulation import Simulation
 
@@ -186,7 +185,6 @@ def _overlap(log, vm: str, job: int) -> bool:
 
 @pytest.mark.parametrize("name", ["pna", "coupling"])
 def test_never_two_reduces_of_a_job_on_one_node(name):
-    ensure_registered()
     r = mrgym.run_sim(_small(), name, 0)
     assert r.metrics["jobs_completed"] == r.metrics["jobs_submitted"] == len(JOBS)
     vms = {x.vm for x in r.task_log}
@@ -213,7 +211,6 @@ def test_deterministic_given_the_seed(cls):
 
 
 def test_pna_is_more_local_than_pure_fair_on_a_small_pna60():
-    ensure_registered()
     loc = {
         s: np.mean(
             [mrgym.run_sim(_small(), s, k).metrics["map_locality"]["node"] for k in range(3)]
@@ -232,18 +229,13 @@ def test_network_condition_variant_runs():
 
 
 def test_registry_entry_points():
-    ensure_registered()
-    assert dict(ENTRY_POINTS) == {
-        "pna": "baselines.pna:PnaScheduler",
-        "coupling": "baselines.pna:CouplingScheduler",
-    }
+    assert registry.entry_point("pna") == "baselines.pna:PnaScheduler"
+    assert registry.entry_point("coupling") == "baselines.pna:CouplingScheduler"
     assert isinstance(registry.make("pna", p_min=0.5), PnaScheduler)
     assert registry.make("coupling", wait_beats=1).wait_beats == 1
-    ensure_registered()  # idempotent
     assert registry.available().count("pna") == 1
 
 
-# -- the gym loop ---------------------------------------------------------------------------------
 def _episode(sc, name: str):
     env = gym.make("MRCluster-v0", config=sc, job_slots=32, work_conserving=False)
     policy = mrgym.EnvPolicy(name)
@@ -251,7 +243,6 @@ def _episode(sc, name: str):
 
 
 def test_gym_loop_matches_run_sim_for_coupling():
-    ensure_registered()
     a = mrgym.run_sim(_small(), "coupling", 0).metrics
     b, policy = _episode(_small(), "coupling")
     assert policy.inexact == b.inexact == 0 and b.invalid_actions == 0
@@ -261,7 +252,6 @@ def test_gym_loop_matches_run_sim_for_coupling():
 def test_gym_loop_matches_run_sim_for_pna_when_it_names_no_remote_map():
     """Every block on every node: each map is node-local (P = 1, Hadoop's own pick), and the
     probabilistic reduce placement (its random draws included) replays exactly."""
-    ensure_registered()
     sc = _small(**{"hdfs.replication": 12})
     sched = PnaScheduler()
     a = mrgym.run_sim(sc, sched, 0).metrics
@@ -277,7 +267,6 @@ def test_gym_loop_is_inexact_for_pna_remote_maps():
     """PNA's remote map is the one of largest P_mj (Algorithm 1, line 9), which Hadoop's task
     choice (the environment's "launch a map of job j") need not pick: EnvPolicy counts
     exactly those decisions as inexact and the episode diverges from run_sim."""
-    ensure_registered()
     b, policy = _episode(_small(), "pna")
     assert b.inexact == policy.inexact == policy.scheduler.n_named > 0  # 3 on seed 0
     assert b.metrics["jobs_completed"] == len(JOBS)

@@ -8,9 +8,7 @@ greedy PureFair (``fair``) is shown beside it, since it is the closer match to t
 the paper measured for Fair (Table III: the lowest of the three).
 
 The schedulers are reached by name through :mod:`mrgym.registry` (``pna`` and
-``coupling``, entry points ``baselines.pna:PnaScheduler`` / ``:CouplingScheduler``,
-registered here when absent), so this library module never imports ``baselines``. The
-runs are shared by the claims (cached per process): 4 schedulers x 3 batches per seed,
+``coupling``), so this library module never imports ``baselines``. The runs are shared by the claims (cached per process): 4 schedulers x 3 batches per seed,
 ~3 s each.
 """
 
@@ -28,23 +26,10 @@ from mrgym.reproduce.claims import Result, claim
 from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
 from mrgym.runner import run_sim
 
-ENTRY_POINTS = (
-    ("pna", "baselines.pna:PnaScheduler"),
-    ("coupling", "baselines.pna:CouplingScheduler"),
-)
 BATCHES = ("wordcount", "terasort", "grep")  # Table II, "run these 3 batches separately"
 SCHEDS = ("pna", "coupling", "delay", "fair")
 LABEL = {"pna": "PNA", "coupling": "Coupling", "delay": "Fair (delay)", "fair": "PureFair"}
 FAIR = "delay"  # the paper's Fair: Hadoop 1.2.1's FairScheduler with delay scheduling
-
-
-def ensure_registered() -> None:
-    """Register ``pna`` and ``coupling`` by entry-point string if nobody has yet (no
-    import of ``baselines`` happens until a run makes one)."""
-    have = set(registry.available())
-    for name, ep in ENTRY_POINTS:
-        if name not in have:
-            registry.register(name, ep)
 
 
 @dataclass(frozen=True)
@@ -65,7 +50,6 @@ class PnaRun:
 
 @cache
 def pna_run(sched: str, batch: str, seed: int) -> PnaRun:
-    ensure_registered()
     sc = load_scenario("pna60", {"workload.batch": batch})
     scheduler = registry.make(sched)
     r = run_sim(sc, scheduler, seed)
