@@ -38,8 +38,8 @@ Deviations and choices where the paper is silent:
   (§4.4).  The fitted model does not predict exactly 1 without interference (its
   constants and the task-demand term give 1.0-1.4 on an idle server), and compared with
   H = 1 as it is (``relative=False``) almost every request is rejected until the dynamic
-  threshold's 20 s have passed: measured on ila72 seeds 0-2, mean JCT 281 s literal vs
-  160 s relative (PureFair 171 s).
+  threshold's 20 s have passed: measured on ila72 seeds 0-4, mean JCT 283 s literal vs
+  159 s relative (PureFair 160 s; ``mrgym reproduce``, row ila-ablation).
 * Reduce slots are served in fair order without IASM/LASM (as PureFair): the paper's
   slowdown S = T_real/T is defined on tasks with an alone time, and a reduce's time is
   mostly its wait for map outputs. Running reduces still count in N_info.
