@@ -146,9 +146,13 @@ class InterferenceGate:
 
 @dataclass
 class _Launch:
-    task: object
+    """A map ILA launched, by ids (the scheduler's state holds no simulator objects, so
+    environment snapshots and copies can deep-copy it)."""
+
+    job: int
+    task: int  # map index
     attempt: int  # index the attempt will have in task.attempts
-    vm: object
+    vm: int
     row: np.ndarray
 
 
@@ -265,7 +269,6 @@ class IlaScheduler(Scheduler):
             ts = training_set(view.scenario, seed=self.training_seed, **kw)
         self._ts = ts
         self.model = copy.deepcopy(offline_model(ts))
-        self._ref_host = view.topology.workers[0].host
         # the model is only known where it was trained: inputs are held to the training
         # set's range (an exponential extrapolates without bound), and eq. 7's "high" init
         # is the most demanding profiled application's demand, component by component
@@ -279,14 +282,15 @@ class IlaScheduler(Scheduler):
         ts, keep = self._ts, []
         block = view.hdfs.block_mb
         per_mb = {p: s / block for p, s in ts.alone_s.items()}
+        jobs = view.all_jobs
         for ln in self._launches:
-            task = ln.task
+            task = jobs[ln.job].maps[ln.task]
             if len(task.attempts) <= ln.attempt:
                 if task.state == PENDING:
                     keep.append(ln)  # not launched yet (should not happen): look again
                 continue
             att = task.attempts[ln.attempt]
-            if att.vm is not ln.vm:
+            if att.vm.id != ln.vm:
                 continue  # the environment launched another task (inexact decision)
             if att.end_s is None:
                 keep.append(ln)
@@ -326,7 +330,7 @@ class IlaScheduler(Scheduler):
             self._ensure_model(view)
             if now - self.profiler._last >= self.profiler.interval_s:
                 self._observe(view)
-            self.profiler.update(ctx.jobs, self._ref_host, now)
+            self.profiler.update(ctx.jobs, view.topology.workers[0].host, now)
             info = node_info(view, vm)
             host = vm.host
             z_i = sum(v.free_map for v in host.vms if v.alive)
@@ -349,7 +353,7 @@ class IlaScheduler(Scheduler):
                 continue
             task = pick[0]
             if row is not None:
-                self._launches.append(_Launch(task, len(task.attempts), vm, row))
+                self._launches.append(_Launch(job.id, task.index, len(task.attempts), vm.id, row))
             return launch_map(job.id, task.index)
         self.n_rejected += 1
         return DECLINE

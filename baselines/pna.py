@@ -153,6 +153,16 @@ class Distances:
         return np.stack([self.row(v) for v in vms])
 
 
+class _CachesDistances(Scheduler):
+    """The distance cache reads the live cluster: it is left out of copies and pickles
+    (environment snapshots deep-copy the scheduler) and rebuilt on next use."""
+
+    _dist: Distances | None = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_dist": None}
+
+
 def _runs_reduce_of(vm: VM, job: Job) -> bool:
     return any(a.task.job is job and a.task.kind == REDUCE for a in vm.running)
 
@@ -185,7 +195,7 @@ def intermediate(view: ClusterView, job: Job, estimate: bool) -> tuple[list[int]
     return ids, np.array([w[i] for i in ids], dtype=float)
 
 
-class PnaScheduler(Scheduler):
+class PnaScheduler(_CachesDistances):
     """PNA §II-C/D: probabilistic network-aware map and reduce placement under Fair."""
 
     name = "pna"
@@ -302,7 +312,7 @@ class PnaScheduler(Scheduler):
         return launch_reduce(job.id)
 
 
-class CouplingScheduler(Scheduler):
+class CouplingScheduler(_CachesDistances):
     """Coupling (Tan et al., as PNA describes it): reduces launched with map progress at
     the data centrality node (waiting ≤ 3 heartbeats); maps by random peeking."""
 

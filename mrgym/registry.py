@@ -45,6 +45,8 @@ PAPERS: tuple[tuple[str, str], ...] = (
     ("lao", "baselines.ila:LaoScheduler"),
     ("pna", "baselines.pna:PnaScheduler"),
     ("coupling", "baselines.pna:CouplingScheduler"),
+    ("lsap-sched", "baselines.lsap:LsapScheduler"),
+    ("lsap-fair-sched", "baselines.lsap:LsapFairScheduler"),
 )
 
 _REGISTRY: dict[str, EntryPoint] = {}

@@ -33,6 +33,8 @@ def test_registry():
         "lao",
         "pna",
         "coupling",
+        "lsap-sched",
+        "lsap-fair-sched",
     ]
     assert baselines.make("delay", node_wait_s=1.0).node_wait_s == 1.0
     with pytest.raises(ValueError, match="unknown scheduler 'nope'; expected one of"):

@@ -289,3 +289,17 @@ def test_restore_into_a_fresh_env_loads_the_bound_policys_state():
         assert np.array_equal(obs, o2) and r == r2
         if term or trunc:
             break
+
+
+@pytest.mark.parametrize("sched", mrgym.registry.available())
+def test_every_baseline_can_be_snapshotted_and_copied_mid_episode(sched):
+    """Snapshots deep-copy the bound baseline's state: it must hold no simulator objects
+    (SimPy processes are generators, which cannot be copied). ILA and PNA once did."""
+    env = gym.make("MRCluster-v0", config="ila72", overrides={"workload.scale_maps_to": 300})
+    pol = mrgym.EnvPolicy(sched)
+    r = mrgym.run_episode(env, pol, 0, max_steps=150)
+    assert r.steps == 150  # mid-episode
+    snap = env.unwrapped.snapshot()
+    twin = copy.deepcopy(env.unwrapped)
+    assert twin.view.now == env.unwrapped.view.now
+    env.unwrapped.restore(snap)

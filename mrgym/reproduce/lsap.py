@@ -31,6 +31,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 import mrgym
+from mrgym import registry
 from mrgym.reproduce.claims import Result, claim
 from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
 
@@ -191,3 +192,231 @@ def lsap_fig4a(seeds: list[int], out: Path) -> Result:
         path,
         {"T": list(TS), "snapshot": snap, "optimum": opt, "heartbeat": hb},
     )
+
+
+# -- lsap-sched / lsap-fair-sched (baselines/lsap.py, reached through the registry) --------
+REPS = tuple(range(1, 20))  # Fig. 4(b): replication factor 1..19
+NODES = tuple(range(20, 201, 20))  # Fig. 4(c): 10..200 step 10 in the paper; step 20 here
+ALPHAS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5, 2.0, 3.0, 5.0)  # Fig. 5's DLC
+SNAP_TRIALS = 100  # snapshots per seed and point of Figs. 4(b), 4(c) and 5
+
+
+def _bars(ax, xs, d: dict, scale: float, fmt_: str, label: str) -> None:
+    """Means and 95 % intervals over seeds of ``d[x]`` for x in ``xs``."""
+    m = np.array([ci(d[x]) for x in xs]) * scale
+    ax.errorbar(xs, m[:, 0], yerr=m[:, 1], fmt=fmt_, capsize=3, label=label)
+
+
+def _sim_node_locality(d: dict, name: str, seed: int) -> float:
+    """Node-local share of the study job's maps in ``run_sim`` of scenario dict ``d``."""
+    from mrgym import registry
+
+    r = mrgym.run_sim(mrgym.load_scenario(d), registry.make(name), seed)
+    jid = next(i for i, nm, *_ in r.jobs if nm == "job50")
+    ms = [x for x in r.task_log if x.job == jid and x.kind == "map" and x.outcome == "success"]
+    return float(np.mean([x.locality == "node" for x in ms]))
+
+
+@claim(
+    paper="lsap",
+    key="lsap-fig4b",
+    where="Fig. 4(b) (§IV.B)",
+    what="locality improvement of lsap-sched over dl-sched vs replication factor 1..19 "
+    "(N = 100, IS = T = 50)",
+    paper_value="rises drastically from C = 1 (no gain), peaks, then falls gradually",
+    default_seeds=3,
+)
+def lsap_fig4b(seeds: list[int], out: Path) -> Result:
+    n, _, idle_n, d = snapshot_setup()
+    gap = {c: [] for c in REPS}
+    sim_gap = {c: [] for c in REPS}
+    for seed in seeds:
+        rng = np.random.default_rng([seed, 42])
+        for c in REPS:
+            a = np.array([snapshot_trial(rng, n, c, idle_n, idle_n) for _ in range(SNAP_TRIALS)])
+            gap[c].append(float(a[:, 1].mean() - a[:, 0].mean()))
+            d2 = {**d, "hdfs": {**d["hdfs"], "replication": c}}
+            sim_gap[c].append(
+                _sim_node_locality(d2, "lsap-sched", seed)
+                - _sim_node_locality(d2, "dl-sched", seed)
+            )
+    g = np.array([ci(gap[c])[0] for c in REPS])
+    k = int(np.argmax(g))
+    peak_c = REPS[k]
+    rises = g[0] < 0.005 and g[k] > g[0] + 0.05
+    falls = REPS[k] < REPS[-1] and g[-1] < g[k] - 0.03
+    verdict = "reproduced" if rises and falls else ("same direction" if rises else "not reproduced")
+    sg = np.array([ci(sim_gap[c])[0] for c in REPS])
+    ours = (
+        f"snapshot optimum - dl-sched: {g[0] * 100:.1f} points at C = 1, peak "
+        f"{fmt(gap[peak_c], 100, 1)} at C = {peak_c}, {g[-1] * 100:.1f} at C = 19; "
+        f"simulator (run_sim lsap-sched - dl-sched, node-local share): "
+        f"{sg[0] * 100:.0f} at C = 1, max {sg.max() * 100:.0f} at C = {REPS[int(np.argmax(sg))]}, "
+        f"{sg[-1] * 100:.0f} at C = 19 points"
+    )
+    why = (
+        "Criterion: improvement ≈ 0 at C = 1 (< 0.5 points), a peak ≥ 5 points above it at an "
+        "interior C, and ≥ 3 points lower at C = 19. Snapshot: the paper-order dl-sched of "
+        f"Fig. 4(a)'s claim vs LSAP, {SNAP_TRIALS} random snapshots per seed and C. The "
+        "simulator line runs the schedulers themselves on lsap-snapshot (heartbeat order, "
+        "lsap-sched's rounds): dl-sched there places tasks as slots arrive, so it loses "
+        "locality even at C = 1 and the gap is larger than the snapshot's."
+    )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    _bars(ax, REPS, gap, 100, "b-s", "snapshot: LSAP - paper-order dl-sched")
+    _bars(ax, REPS, sim_gap, 100, "r-^", "simulator: lsap-sched - dl-sched")
+    ax.set_xlabel("replication factor C (N = 100, IS = T = 50)")
+    ax.set_ylabel("node-locality improvement (points)")
+    ax.set_xticks(REPS[::2])
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.suptitle(f"lsap Fig. 4(b): improvement vs replication ({len(seeds)} seeds)")
+    path = save_pyplot(fig, out, "lsap-fig4b")
+    return Result(ours, verdict, why, path, {"C": list(REPS), "snapshot": gap, "sim": sim_gap})
+
+
+@claim(
+    paper="lsap",
+    key="lsap-fig4c",
+    where="Fig. 4(c) (§IV.B)",
+    what="locality improvement of lsap-sched over dl-sched vs node count N (IS = T = N/2, C = 5)",
+    paper_value="the improvement oscillates with N (no clear trend; sampling, the paper "
+    "conjectures)",
+    default_seeds=3,
+)
+def lsap_fig4c(seeds: list[int], out: Path) -> Result:
+    _, c, _, _ = snapshot_setup()
+    gap = {m: [] for m in NODES}
+    for seed in seeds:
+        rng = np.random.default_rng([seed, 43])
+        for m in NODES:
+            k = m // 2
+            a = np.array([snapshot_trial(rng, m, c, k, k) for _ in range(SNAP_TRIALS)])
+            gap[m].append(float(a[:, 1].mean() - a[:, 0].mean()))
+    g = np.array([ci(gap[m])[0] for m in NODES])
+    half = np.array([ci(gap[m])[1] for m in NODES])
+    slope = float(np.polyfit(NODES, g, 1)[0]) * 100  # points per node
+    positive = bool((g - half > 0).all())
+    flat = abs(slope) * (NODES[-1] - NODES[0]) < 3.0  # < 3 points of trend over the range
+    dg = np.diff(g)  # an oscillation: direction changes bigger than the intervals
+    osc = sum(
+        1
+        for k in range(1, len(dg))
+        if dg[k] * dg[k - 1] < 0 and min(abs(dg[k]), abs(dg[k - 1])) > half[k] + half[k + 1]
+    )
+    verdict = (
+        "reproduced"
+        if positive and flat and osc >= 2
+        else ("same direction" if positive else "not reproduced")
+    )
+    ours = (
+        "improvement " + "/".join(f"{x * 100:.1f}" for x in g) + f" points (N = {NODES[0]}.."
+        f"{NODES[-1]} step 20); range {(g.max() - g.min()) * 100:.1f} points, linear trend "
+        f"{slope * 100:.2f} points per 100 nodes, {osc} significant direction changes"
+    )
+    why = (
+        "Criterion: improvement > 0 at every N (95 % interval), no clear trend (a fitted line "
+        "moves < 3 points over N = 20..200) and an oscillation (≥ 2 direction changes larger "
+        "than the intervals); 'same direction' when only the first hold. Snapshot model of "
+        f"Fig. 4(a)'s claim (C = 5, half the one-slot nodes idle), {SNAP_TRIALS} snapshots "
+        "per seed and N. Our curve is smooth within noise (a plateau at 10-12 points): the "
+        "oscillation is not seen, consistent with the paper's own conjecture that it came "
+        "from sampling."
+    )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    _bars(ax, NODES, gap, 100, "b-s", "LSAP - paper-order dl-sched")
+    ax.set_xlabel("nodes N (IS = T = N / 2, C = 5)")
+    ax.set_ylabel("node-locality improvement (points)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.suptitle(f"lsap Fig. 4(c): improvement vs nodes ({len(seeds)} seeds)")
+    path = save_pyplot(fig, out, "lsap-fig4c")
+    return Result(ours, verdict, why, path, {"N": list(NODES), "gap": gap})
+
+
+def fair_trial(rng: np.random.Generator, costs, assign, distance, alphas, beta: float = 10.0):
+    """One §IV.B Fig. 5 snapshot (60 one-slot nodes, 30 idle, 30 running tasks, 90 to
+    schedule, replication 1, 5 groups weighted 20..24): per α, (d(0) - d(t), local share)."""
+    n, idle_n, running, todo, groups = 60, 30, 30, 90, 5
+    w = np.arange(20, 25, dtype=float)
+    w /= w.sum()
+    rt = np.bincount(rng.integers(groups, size=running), minlength=groups).astype(float)
+    group = np.sort(rng.integers(groups, size=todo))
+    idle = rng.permutation(n)[:idle_n]
+    block = rng.integers(n, size=todo)  # replication 1: one random node per block
+    local = block[:, None] == idle[None, :]
+    d0 = distance(rt / rt.sum(), w)
+    out = []
+    for a in alphas:
+        pairs = assign(costs(local, group, w, rt, n, a, beta))
+        after = rt + np.bincount([group[i] for i, _ in pairs], minlength=groups)
+        out.append(
+            (d0 - distance(after / after.sum(), w), np.mean([local[i, j] for i, j in pairs]))
+        )
+    return out
+
+
+@claim(
+    paper="lsap",
+    key="lsap-fig5",
+    where="Fig. 5 (§IV.B)",
+    what="lsap-fair-sched: fairness improvement d(0) - d(t) and data locality as the DLC α of "
+    "non-local tasks grows (60 nodes, 30 idle, 90 tasks, 5 groups)",
+    paper_value="small α: fairness improved most; as α grows locality rises and fairness "
+    "deteriorates, staircase-shaped",
+    default_seeds=3,
+)
+def lsap_fig5(seeds: list[int], out: Path) -> Result:
+    cls = registry.load("lsap-fair-sched")
+    fair = {a: [] for a in ALPHAS}
+    loc = {a: [] for a in ALPHAS}
+    for seed in seeds:
+        rng = np.random.default_rng([seed, 5])
+        rows = np.array(
+            [
+                fair_trial(rng, cls.costs, cls.assign, cls.distance, ALPHAS)
+                for _ in range(SNAP_TRIALS)
+            ]
+        )  # trials x alphas x 2
+        for k, a in enumerate(ALPHAS):
+            fair[a].append(float(rows[:, k, 0].mean()))
+            loc[a].append(float(rows[:, k, 1].mean()))
+    f = np.array([ci(fair[a])[0] for a in ALPHAS])
+    lo = np.array([ci(loc[a])[0] for a in ALPHAS])
+    loc_up = lo[-1] > lo[0] + 0.05 and all(b >= x - 0.01 for x, b in zip(lo, lo[1:]))
+    fair_down = f[-1] < f[0] - 0.02 and all(b <= x + 0.01 for x, b in zip(f, f[1:]))
+    verdict = (
+        "reproduced"
+        if loc_up and fair_down
+        else ("same direction" if lo[-1] > lo[0] and f[-1] < f[0] else "not reproduced")
+    )
+    ours = (
+        f"α = {ALPHAS[0]:g} -> {ALPHAS[-1]:g}: fairness improvement d(0)-d(t) "
+        f"{fmt(fair[ALPHAS[0]], 1, 3)} -> {fmt(fair[ALPHAS[-1]], 1, 3)}, local share "
+        f"{fmt(loc[ALPHAS[0]], 100)} -> {fmt(loc[ALPHAS[-1]], 100)} %"
+    )
+    why = (
+        "Criterion: the local share rises (≥ 5 points, never falling by > 1) and the fairness "
+        "improvement falls (≥ 0.02, never rising by > 0.01) as α grows. Snapshot of §IV.B's "
+        "setup through lsap-fair-sched's cost matrix (β = 10; groups of running and pending "
+        "tasks uniformly random; the paper's weights '{20..24}/31' do not sum to 1, we "
+        f"normalise by 110), {SNAP_TRIALS} snapshots per seed; formulas (9)-(15) are "
+        "reconstructed (baselines/lsap.py). Averaged over snapshots the staircase of one "
+        "snapshot smooths out."
+    )
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    _bars(ax, ALPHAS, fair, 1, "b-s", "fairness improvement d(0) - d(t)")
+    ax.set_xlabel("DLC of non-local tasks α")
+    ax.set_ylabel("fairness improvement", color="b")
+    ax2 = ax.twinx()
+    _bars(ax2, ALPHAS, loc, 100, "r-^", "local share of scheduled tasks")
+    ax2.set_ylabel("data locality (%)", color="r")
+    ax.set_xscale("symlog", linthresh=0.5)
+    ax.grid(alpha=0.3)
+    fig.suptitle(f"lsap Fig. 5: lsap-fair-sched fairness vs locality ({len(seeds)} seeds)")
+    path = save_pyplot(fig, out, "lsap-fig5")
+    return Result(ours, verdict, why, path, {"alpha": list(ALPHAS), "fair": fair, "local": loc})
