@@ -32,7 +32,9 @@ Parameters: ``p_min`` = 0.4 (§III: "we set P_min to 0.4"), ``wait_beats`` = 3.
 Choices where the paper is silent, and deviations:
 * A job skipped by Algorithm 1/2 (P < P_min, or the coin said no) passes the slot to the
   next job in fair order, as Hadoop 1's FairScheduler.assignTasks does when a job returns
-  no task; the slot stays free only when every job declines (``next_job=False``: the
+  no task. Deviation: §II-C says the algorithm "skips the current node D_i and then
+  randomly selects another node" — in Hadoop the node is the one heartbeating, so the
+  slot can only go to another job or stay free; it stays free only when every job declines (``next_job=False``: the
   slot is declined at the first skip; on pna60's three batches, seeds 0-1, mean JCT 254 s
   against 267 s: the idle reduce slots curb reduce-slot hogging).
 * N_m / N_r are the nodes with a free slot at the decision. Under out-of-band heartbeats
@@ -56,8 +58,9 @@ Choices where the paper is silent, and deviations:
   map progress), the centrality test (the asking node's cost is the least among the free
   candidate nodes) and random peeking's probability 1 − ρ are reconstructions from PNA's
   description; a remote map is Hadoop's choice (rack-local first), ``remote_pick=
-  "random"`` takes a uniformly random pending map instead (PNA §III: "a randomly picked
-  map task"), which the environment cannot express. Job order is Fair's, as PNA's.
+  "random"`` takes a random pending map instead (PNA §III: "a randomly picked map task";
+  dl-sched's pick: the first pending map from a uniformly random start, so maps after a
+  run of launched ones are likelier), which the environment cannot express. Job order is Fair's, as PNA's.
 """
 
 from __future__ import annotations
@@ -127,7 +130,8 @@ def estimated_output(a_jf: float, b_j: float, d_read: float) -> float | None:
 
 class Distances:
     """PNA's distance matrix H between VMs, one row per node on first use (hops are static
-    in an episode), or §II-B.3's inverse path rates, fresh per query."""
+    unless a control action migrates a VM: the rows are not refreshed then, a limitation
+    for HybridMR-style migration), or §II-B.3's inverse path rates, fresh per query."""
 
     def __init__(self, view: ClusterView, distance: str = "hops"):
         if distance not in ("hops", "rate"):
@@ -140,7 +144,7 @@ class Distances:
         """Distances from every VM (by id) to ``vm``."""
         if self.distance == "rate":
             bw = self.view.path_bandwidth
-            return np.array([0.0 if v is vm else 1.0 / bw(v, vm) for v in self.vms])
+            return np.array([0.0 if v is vm else 1.0 / max(bw(v, vm), 1e-9) for v in self.vms])
         r = self._rows.get(vm.id)
         if r is None:
             hops = self.view.hops

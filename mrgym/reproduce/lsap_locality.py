@@ -207,7 +207,7 @@ def _model() -> str:
     return (
         "Model (§III.B): replicas on C distinct random nodes, IS = N·S·I random idle slots, "
         "waves of fresh idle slots while T > IS; Table III defaults N = 1000, S = 2, T = 300, "
-        f"I = 0.1, C = 3; {SNAPS} placements per seed and point (more for T < 16)."
+        f"I = 0.1, C = 3; {SNAPS} placements per seed and point (more for T ≤ 128)."
     )
 
 

@@ -224,7 +224,7 @@ def pna_table3(seeds: list[int], out: Path) -> Result:
         "each within ±5 points of Table III; 'same direction' if only the order holds. "
         "Off-rack maps: " + ", ".join(f"{LABEL[s]} {100 * off[s]:.2f} %" for s in SCHEDS) + "."
     )
-    if not order:
+    if not order and m[FAIR] > 0.8559 and m["pna"] < m[FAIR] and m["coupling"] < m[FAIR]:
         why += (
             f" Delay scheduling is node-local for {100 * m[FAIR]:.1f} % of the maps here (a "
             "skipped slot goes to another of the ten jobs, which all have blocks on every "

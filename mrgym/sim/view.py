@@ -149,12 +149,13 @@ class ClusterView:
         return job.reduces_ready(self.params.reduce_slowstart)
 
     def idle_vms(self, kind: str) -> list[VM]:
-        """Alive workers with a free slot of ``kind`` (PNA's N_m / N_r, lsap's idle slots)."""
+        """Alive, unpaused workers with a free slot of ``kind`` (PNA's N_m / N_r, lsap's idle
+        slots): the ones that will heartbeat for it."""
         attr = "free_map" if kind == MAP else "free_reduce"
         return [
             v
             for v in self.topology.workers
-            if v.alive and not v.host.evicting and getattr(v, attr) > 0
+            if v.alive and not v.paused and not v.host.evicting and getattr(v, attr) > 0
         ]
 
     def locality(self, task: Task, vm: VM) -> int | None:
