@@ -51,6 +51,9 @@ Deviations and choices where the paper is silent:
   ``execution.task_choice: hadoop`` ILA and LAO can name a map the environment's "launch a
   map of job j" action would not pick (README, "Baselines": their gym loop is exact under
   ``nodegroup``).
+* Task demand is kept as fractions of the first worker's server (``TaskProfiler``), the
+  system metrics as fractions of the requesting VM's: on a cluster of mixed host types
+  the two are in different units (a limitation: every ILA scenario has one host type).
 * eq. 7's *init* ("a high value") is the most demanding profiled application's demand,
   component by component (CPU, read, write) — high, but inside the range the model was
   trained on; its update interval is one heartbeat.
@@ -275,6 +278,7 @@ class IlaScheduler(Scheduler):
         self._lo, self._hi = ts.X.min(axis=0), ts.X.max(axis=0)
         d = np.max([v.as_array() for v in ts.demand.values()], axis=0)
         self.profiler.init = Demand(*map(float, d))
+        self.profiler.interval_s = view.heartbeat_s  # eq. 7's interval: one heartbeat
 
     # -- online adaptation ---------------------------------------------------------------
     def _observe(self, view) -> None:

@@ -9,8 +9,10 @@ Here each Table-3 application is a *probe*: one map over one full HDFS block (re
 on VM 0 of a one-server copy of the scenario's first host group.  It runs once on the
 idle server (its alone time T and its measured demand, from its CPU and FileSystem
 counters) and once per background combination, launched only after the background has
-run for a warm-up; N_info (ILA Table 2) is read through :func:`node_info` at its launch.
-A row is ``features(alone demand, N_info)`` with target ``S = T_real / T`` (ILA §4.1).
+run for a warm-up; N_info (ILA Table 2) is the background's metrics (:func:`node_info`)
+averaged over the probe's life ("All the required metrics were collected during the
+experiments").  A row is ``features(alone demand, N_info)`` with target
+``S = T_real / T`` (ILA §4.1).
 
 Choices and deviations (the paper does not give these details):
 
@@ -32,8 +34,14 @@ Choices and deviations (the paper does not give these details):
   the probe's block placement and its task noise are identical alone and under
   background (checked), and S measures interference only; ``alone_s`` and ``demand``
   are those of a typical map (task noise off), to turn online task times into S;
-* N_info is the monitors' instantaneous reading at the probe's launch (what an online
-  scheduler reads at a heartbeat), not an average over the task's life;
+* N_info is the background's metrics averaged over the probe's life (sampled every
+  0.25 s in a background-only twin run: same seed and background, the probe never
+  launched, so its own use is not counted), not the reading at its launch: the
+  background changes during the probe's life (tasks end and restart, the page cache
+  fills), and the launch reading explained little of S (held-out R² 0.09-0.24 against
+  0.52 averaged).  Online, ILA predicts from the reading at the heartbeat: the model
+  forecasts the coming interference from the present (the gap between the two is part
+  of its error);
 * the probe is map-only, so it writes the profile's ``output_ratio`` to HDFS, where a
   map of a job with reduces writes ``map_output_ratio`` to its local disk;
 * the server is the scenario's first host group on one rack, with its HDFS and execution
