@@ -68,6 +68,7 @@ class Run:
     jobs: list[JobRec]
     makespan_s: float  # first arrival to last completion
     tasks_done: int  # successful map and reduce attempts
+    rejected_share: float  # requests the scheduler left idle (ILA's n_rejected / n_decisions)
 
 
 _CACHE: dict[tuple, Run] = {}
@@ -109,7 +110,9 @@ def ila72_run(sched: str, seed: int, **params) -> Run:
         first = min(j.arrived_s for j in sim.jobs if j.arrived_s is not None)
         last = max((j.finish_s for j in sim.jobs if j.finish_s is not None), default=first)
         done = sum(1 for a in sim.attempts if a.outcome == "success")
-        _CACHE[key] = Run(recs, jobs, last - first, done)
+        sched_ = sim.scheduler
+        rejected = getattr(sched_, "n_rejected", 0) / max(1, getattr(sched_, "n_decisions", 0))
+        _CACHE[key] = Run(recs, jobs, last - first, done, rejected)
     return _CACHE[key]
 
 

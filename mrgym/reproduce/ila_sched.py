@@ -13,11 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mrgym import registry
 from mrgym.reproduce.claims import Result, claim
 from mrgym.reproduce.ila_runs import ila72_run
 from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
-from mrgym.runner import build_simulation
 
 OBLIVIOUS = ("fair", "delay", "late", "capacity", "lao")  # §5.2's interference-oblivious
 ALL = ("ila", "iao", *OBLIVIOUS)
@@ -33,8 +31,9 @@ LABEL = {
 SEEDS_NOTE = "per-seed ratios to ILA of the same seed (common random numbers)"
 
 
-def _mean_jct(sched: str, seed: int) -> float:
-    return float(np.mean([j.jct for j in ila72_run(sched, seed).jobs if j.jct is not None]))
+def _mean_jct(sched: str, seed: int, **params) -> float:
+    jobs = ila72_run(sched, seed, **params).jobs
+    return float(np.mean([j.jct for j in jobs if j.jct is not None]))
 
 
 def _throughput(sched: str, seed: int) -> float:
@@ -224,20 +223,12 @@ def ila_fig7_ila(seeds: list[int], out: Path) -> Result:
 )
 def ila_ablation(seeds: list[int], out: Path) -> Result:
     jct = {s: [_mean_jct(s, seed) for seed in seeds] for s in ("ila", "iao", "lao", "fair")}
-    literal = [
-        float(np.mean([j.jct for j in ila72_run("ila", sd, relative=False).jobs if j.jct]))
-        for sd in seeds
-    ]
+    literal = [_mean_jct("ila", sd, relative=False) for sd in seeds]
     iao = [b / a for a, b in zip(jct["ila"], jct["iao"])]
     lao = [c / b for b, c in zip(jct["iao"], jct["lao"])]
     ok1, ok2 = ci(iao)[0] > 1.0, ci(lao)[0] > 1.0
     verdict = "reproduced" if ok1 and ok2 else ("same direction" if ok2 else "not reproduced")
-    rej = {}
-    for s in ("ila", "iao"):
-        sched = registry.make(s)
-        sim = build_simulation("ila72", sched, seeds[0])
-        sim.run()
-        rej[s] = sched.n_rejected / max(1, sched.n_decisions)
+    rej = {s: ila72_run(s, seeds[0]).rejected_share for s in ("ila", "iao")}
     ours = f"IAO/ILA {fmt(iao, digits=2)}x, LAO/IAO {fmt(lao, digits=2)}x; mean JCT " + ", ".join(
         f"{LABEL[s]} {fmt(jct[s], digits=0)} s" for s in jct
     )
