@@ -47,6 +47,9 @@ PAPERS: tuple[tuple[str, str], ...] = (
     ("coupling", "baselines.pna:CouplingScheduler"),
     ("lsap-sched", "baselines.lsap:LsapScheduler"),
     ("lsap-fair-sched", "baselines.lsap:LsapFairScheduler"),
+    ("hybridmr", "baselines.hybridmr:HybridMRScheduler"),
+    ("hybridmr-phase1", "baselines.hybridmr:HybridMRPhase1Scheduler"),
+    ("fifo-random", "baselines.hybridmr:FifoRandomScheduler"),
 )
 
 _REGISTRY: dict[str, EntryPoint] = {}
@@ -106,6 +109,10 @@ def load(name: str) -> Callable[..., Scheduler]:
     ep = _REGISTRY[key]
     if not isinstance(ep, str):
         return ep
+    return _resolve(ep, f"scheduler {key!r}")
+
+
+def _resolve(ep: str, what: str) -> Callable:
     module, _, attr = ep.partition(":")
     try:
         obj = importlib.import_module(module)
@@ -113,12 +120,31 @@ def load(name: str) -> Callable[..., Scheduler]:
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as e:
         why = " ".join(str(e).split()) or type(e).__name__
-        raise EntryPointError(f"scheduler {key!r}: cannot load entry point {ep!r}: {why}") from e
+        raise EntryPointError(f"{what}: cannot load entry point {ep!r}: {why}") from e
     if not callable(obj):
-        raise EntryPointError(
-            f"scheduler {key!r}: entry point {ep!r} is a {type(obj).__name__}, not callable"
-        )
+        raise EntryPointError(f"{what}: entry point {ep!r} is a {type(obj).__name__}, not callable")
     return obj
+
+
+#: Paper tools that are not schedulers (provisioners, predictors, profile builders): the
+#: library reaches them by name here, as it reaches schedulers, and never imports
+#: ``baselines`` itself.
+TOOLS: dict[str, str] = {
+    "hybridmr-profiles": "baselines.hybridmr_profile:ProfileDB.load_default",
+    "hybridmr-profiling-error": "baselines.hybridmr_profile:profiling_error",
+    "hybridmr-design": "baselines.hybridmr:design",
+    "tara-placement": "baselines.tara:placement",
+    "tara-predict": "baselines.tara_predict:predict_jct",
+    "jct-predict": "baselines.lee_predict:predict_job",
+    "cloud-driver": "baselines.lee_cloud:CloudDriver",
+}
+
+
+def tool(name: str) -> Callable:
+    """The paper tool registered in :data:`TOOLS` as ``name`` (imported on first use)."""
+    if name not in TOOLS:
+        raise ValueError(f"unknown tool {name!r}; expected one of {sorted(TOOLS)}")
+    return _resolve(TOOLS[name], f"tool {name!r}")
 
 
 def make(name: str, **params) -> Scheduler:

@@ -35,6 +35,9 @@ def test_registry():
         "coupling",
         "lsap-sched",
         "lsap-fair-sched",
+        "hybridmr",
+        "hybridmr-phase1",
+        "fifo-random",
     ]
     assert baselines.make("delay", node_wait_s=1.0).node_wait_s == 1.0
     with pytest.raises(ValueError, match="unknown scheduler 'nope'; expected one of"):

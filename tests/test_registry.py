@@ -29,7 +29,18 @@ from mrgym.sim.scheduler import Scheduler
 ev = importlib.import_module("mrgym.evaluate")  # the module, not mrgym.evaluate()
 ROOT = Path(__file__).resolve().parent.parent
 CLASSIC = ["fifo", "fair", "delay", "capacity", "late", "dl-sched", "rand-sched"]
-PAPERS = ["ila", "iao", "lao", "pna", "coupling", "lsap-sched", "lsap-fair-sched"]
+PAPERS = [
+    "ila",
+    "iao",
+    "lao",
+    "pna",
+    "coupling",
+    "lsap-sched",
+    "lsap-fair-sched",
+    "hybridmr",
+    "hybridmr-phase1",
+    "fifo-random",
+]
 ALL = CLASSIC + PAPERS
 
 

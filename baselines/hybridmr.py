@@ -1,0 +1,235 @@
+"""HybridMR (Sharma, Wood, Das, "HybridMR: A Hierarchical MapReduce Scheduler for Hybrid
+Data Centers", ICDCS 2013): a two-phase scheduler for a data center of native hosts and
+virtualized hosts that also run interactive applications.
+
+* **Phase I** (§III.A, Algorithms 1-2; ``place_job``).  An arriving MapReduce job is
+  profiled (Algorithm 1: :mod:`baselines.hybridmr_profile`, a database of JCTs measured in
+  the simulator at several cluster and data sizes on native and virtual training clusters,
+  with linear extrapolation in data size and separate map/reduce extrapolation in cluster
+  size).  Algorithm 2 places it on the native pool when its estimated JCT on the virtual
+  cluster reaches its desired completion time, else on the virtual pool; transactional
+  applications always run virtual (they are the interactive VMs of the scenario).
+* **Phase II** (§III.B, Algorithm 3; ``control`` and a gate in ``decide``): the DRM and
+  the IPS of :mod:`baselines.hybridmr_phase2`.
+* Task assignment inside a pool is Hadoop's FairScheduler (§IV: "The Hadoop FairScheduler
+  [5] scheduling policy is used"), i.e. ``fair`` (:mod:`baselines.classic`), except that
+  a VM takes first the task Algorithm 3 reassigned to it.
+
+Registered as ``hybridmr`` (both phases), ``hybridmr-phase1`` (phase I only, FairScheduler
+inside the pools) and ``fifo-random`` (§IV's comparator for Fig. 8(a): "random placement of
+jobs (i.e., first-come-first-served discipline)": each job goes to a pool drawn uniformly
+at random, FIFO inside it).  The Native / Virtual / HybridMR cluster designs of §IV are
+scenarios (:func:`design`).
+
+Parameters and defaults
+- ``desired_slack`` = 0.08.  Algorithm 2 compares the estimate with ``JCT_desired``, which
+  §IV never states.  A job's ``deadline_s`` is used when it has one; otherwise
+  ``JCT_desired`` = the native estimate x (1 + 0.08): a job goes native when
+  virtualization would cost it more than 8 %, §II's boundary between CPU-bound jobs
+  ("within 8 %") and I/O-bound ones ("7-24 % worse"), which is §III.A's "if the overhead
+  is not significant, then the job is selected for deployment on the virtual cluster".
+- The estimate is for the whole pool (its worker count), the job's input size.
+- A profile the database lacks (not one of §IV's six benchmarks) runs anywhere: the paper
+  would profile it on its training cluster first; the simulator has no such step.
+- Phase II's parameters: :class:`baselines.hybridmr_phase2.Phase2`.
+
+Deviations: see the two modules' docstrings; memory is not managed (no memory resource).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from baselines.classic import FairScheduler, FifoScheduler
+from baselines.hybridmr_phase2 import Phase2
+from mrgym.sim.scheduler import DECLINE, Decision, DecisionContext, Scheduler
+
+NATIVE, VIRTUAL = "native", "virtual"
+
+
+def _pools(view) -> dict[str, int]:
+    """Servers with Hadoop workers per pool (the profile database's cluster size)."""
+    hosts: dict[str, set[int]] = {}
+    for vm in view.topology.workers:
+        hosts.setdefault(vm.host.pool, set()).add(vm.host.id)
+    return {pool: len(ids) for pool, ids in hosts.items()}
+
+
+class Phase1:
+    """Algorithm 2 over Algorithm 1's estimates (module docstring)."""
+
+    def __init__(self, db: Any = None, desired_slack: float = 0.08):
+        if not desired_slack >= 0:
+            raise ValueError(f"hybridmr desired_slack: expected >= 0, got {desired_slack!r}")
+        self.desired_slack = float(desired_slack)
+        self._db = db
+        self.placed: dict[int, str] = {}  # job id -> pool
+        self.estimates: dict[int, tuple[float, float]] = {}  # job id -> (native, virtual) s
+
+    @property
+    def db(self):
+        if self._db is None:
+            from baselines.hybridmr_profile import ProfileDB
+
+            self._db = ProfileDB.load_default()
+        return self._db
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_db"] = None  # read-only and reloadable: snapshots need not copy it
+        return state
+
+    def place(self, job, view) -> frozenset[str] | None:
+        pools = _pools(view)
+        if NATIVE not in pools or VIRTUAL not in pools:
+            return None  # nothing to choose between
+        app = job.profile.name
+        try:
+            self.db.lookup(app, VIRTUAL)
+        except KeyError:
+            return None
+        mb = job.spec.input_mb
+        native = self.db.estimate(app, mb, pools[NATIVE], NATIVE).jct_s
+        virtual = self.db.estimate(app, mb, pools[VIRTUAL], VIRTUAL).jct_s
+        self.estimates[job.id] = (native, virtual)
+        desired = job.spec.deadline_s or native * (1.0 + self.desired_slack)
+        pool = NATIVE if virtual >= desired else VIRTUAL  # Algorithm 2, lines 6-10
+        self.placed[job.id] = pool
+        return frozenset({pool})
+
+
+class HybridMRScheduler(Scheduler):
+    """HybridMR: phase I placement, phase II DRM + IPS, FairScheduler inside the pools."""
+
+    name = "hybridmr"
+
+    def __init__(
+        self,
+        phase1: bool = True,
+        phase2: bool = True,
+        manage: tuple[str, ...] | list[str] | str = ("cpu", "io"),
+        desired_slack: float = 0.08,
+        period_s: float = 3.0,
+        headroom: float = 0.2,
+        min_cap: float = 0.25,
+        io_min_eff: float = 0.5,
+        target_frac: float = 0.5,
+        resume_frac: float = 0.5,
+        downtime_s: float = 1.0,
+        migrate: bool = True,
+        profiles: Any = None,
+    ):
+        if isinstance(manage, str):
+            manage = tuple(m for m in manage.split("+") if m)
+        if not period_s > 0:
+            raise ValueError(f"hybridmr period_s: expected > 0, got {period_s!r}")
+        self.phase1 = Phase1(profiles, desired_slack) if phase1 else None
+        self._params = dict(
+            manage=frozenset(manage),
+            period_s=float(period_s),
+            headroom=float(headroom),
+            min_cap=float(min_cap),
+            io_min_eff=float(io_min_eff),
+            target_frac=float(target_frac),
+            resume_frac=float(resume_frac),
+            downtime_s=float(downtime_s),
+            migrate=bool(migrate),
+        )
+        self.phase2 = Phase2(**self._params) if phase2 else None
+        self.control_period_s = float(period_s) if phase2 else None
+        self.inner = FairScheduler()
+        self.n_gated = 0
+
+    def reset(self, seed: int | None) -> None:
+        if self.phase1 is not None:
+            self.phase1 = Phase1(self.phase1._db, self.phase1.desired_slack)
+        if self.phase2 is not None:
+            self.phase2 = Phase2(**self._params)
+        self.n_gated = 0
+
+    def place_job(self, job, view) -> frozenset[str] | None:
+        return self.phase1.place(job, view) if self.phase1 is not None else None
+
+    def control(self, view) -> list:
+        return self.phase2.control(view) if self.phase2 is not None else []
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        p2 = self.phase2
+        if p2 is not None:
+            mine = p2.reserved_for(ctx)
+            if mine is not None:
+                return Decision(ctx.slot_kind, *mine)
+            if not p2.admits(ctx):
+                self.n_gated += 1
+                return DECLINE
+        return self.inner.decide(ctx)
+
+
+class HybridMRPhase1Scheduler(HybridMRScheduler):
+    """Phase I only: profile-based native/virtual placement, FairScheduler in the pools."""
+
+    name = "hybridmr-phase1"
+
+    def __init__(self, desired_slack: float = 0.08, profiles: Any = None):
+        super().__init__(phase1=True, phase2=False, desired_slack=desired_slack, profiles=profiles)
+
+
+class FifoRandomScheduler(FifoScheduler):
+    """§IV's comparator: each job to a uniformly random pool (native or virtual), FIFO."""
+
+    name = "fifo-random"
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def place_job(self, job, view) -> frozenset[str] | None:
+        pools = sorted(_pools(view))
+        if len(pools) < 2:
+            return None
+        return frozenset({pools[int(self.rng.integers(len(pools)))]})
+
+
+# -- §IV's cluster designs -----------------------------------------------------------------
+
+_HOST = {"type": "opteron-2core"}
+_SLOTS = {"map_slots": 2, "reduce_slots": 2}
+
+
+def design(name: str, base: str = "hybrid48") -> dict[str, Any]:
+    """Overrides for §IV's cross-platform comparison (Fig. 9(b)-(c)) on ``base``'s workload:
+    ``native`` (24 native PMs), ``virtual`` (12 PMs x 2 VMs, each PM with its interactive
+    VM) or ``hybrid`` (12 native PMs + 6 PMs x 2 VMs).  All three have 24 Hadoop workers."""
+    native = {**_HOST, "native": True, "pool": NATIVE, "racks": [0], "vm": dict(_SLOTS)}
+    virtual = {
+        **_HOST,
+        "vms_per_host": 2,
+        "pool": VIRTUAL,
+        "racks": [1],
+        "vm": {"vcpus": 1, **_SLOTS},
+        "interactive": _interactive(base),
+    }
+    groups = {
+        "native": [{**native, "count": 24}],
+        "virtual": [{**virtual, "count": 12}],
+        "hybrid": [{**native, "count": 12}, {**virtual, "count": 6}],
+    }
+    if name not in groups:
+        raise ValueError(f"hybridmr design: expected one of {sorted(groups)}, got {name!r}")
+    hosts = groups[name]
+    if name != "hybrid":
+        hosts[0]["racks"] = [0]
+    return {"cluster.hosts": hosts, "cluster.racks": 1 if name != "hybrid" else 2}
+
+
+def _interactive(base: str) -> dict[str, Any]:
+    from mrgym.config import load_scenario
+
+    for g in load_scenario(base).cluster.hosts:
+        if g.interactive is not None:
+            return g.interactive.model_dump()
+    raise ValueError(f"hybridmr design: scenario {base!r} has no interactive VMs")
