@@ -6,6 +6,7 @@ mrgym bench --config ila72 [--skip-sim]    # env steps/s and run_sim tasks/s
 mrgym train --config configs/train/maskable_ppo_ila72.yaml [--steps N] [--resume RUN]
 mrgym evaluate --model runs/RUN [--seeds 100-109] [--csv FILE]
 mrgym reproduce --paper all --seeds 3 --out .   # REPRODUCTION.md + reproduction/
+mrgym predict --config lee-gpu --job 1 [--samples K] [--history-seeds 0-9]  # Lee ch. 5
 mrgym scenarios            # bundled scenarios, one line each
 mrgym schedulers           # registered scheduler names (mrgym.registry)
 mrgym --version
@@ -194,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
         "are replaced)",
     )
     r.set_defaults(func=cmd_reproduce)
+    from mrgym.cli_predict import add_parser as add_predict
+
+    add_predict(sub, HelpFormatter)
     sub.add_parser(
         "scenarios", help="list the bundled scenarios", formatter_class=HelpFormatter
     ).set_defaults(func=cmd_scenarios)
