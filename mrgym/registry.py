@@ -50,6 +50,8 @@ PAPERS: tuple[tuple[str, str], ...] = (
     ("hybridmr", "baselines.hybridmr:HybridMRScheduler"),
     ("hybridmr-phase1", "baselines.hybridmr:HybridMRPhase1Scheduler"),
     ("fifo-random", "baselines.hybridmr:FifoRandomScheduler"),
+    ("progress-share", "baselines.lee_progress:ProgressShareScheduler"),
+    ("lee-fair", "baselines.lee_progress:LeeFairScheduler"),
 )
 
 _REGISTRY: dict[str, EntryPoint] = {}

@@ -38,6 +38,8 @@ def test_registry():
         "hybridmr",
         "hybridmr-phase1",
         "fifo-random",
+        "progress-share",
+        "lee-fair",
     ]
     assert baselines.make("delay", node_wait_s=1.0).node_wait_s == 1.0
     with pytest.raises(ValueError, match="unknown scheduler 'nope'; expected one of"):

@@ -40,6 +40,8 @@ PAPERS = [
     "hybridmr",
     "hybridmr-phase1",
     "fifo-random",
+    "progress-share",
+    "lee-fair",
 ]
 ALL = CLASSIC + PAPERS
 
