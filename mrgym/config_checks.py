@@ -66,6 +66,12 @@ def _check_hosts(c: ClusterSpec) -> None:
                 f"cluster.hosts.{i}.racks",
                 f"rack ids must be < cluster.racks={c.racks}, got {short(g.racks)}",
             )
+        # a switched-off host holds no HDFS blocks (Lee §4.2: data-less accelerator nodes)
+        prov_data = c.provision is not None and c.provision.pool == g.pool and c.provision.datanode
+        if g.standby and (g.datanode or prov_data):
+            raise CheckError(
+                f"cluster.hosts.{i}.standby", "needs a data-less group (datanode: false)"
+            )
     total_hosts = sum(g.count for g in c.hosts)
     if total_hosts < c.racks:
         raise CheckError(
@@ -80,6 +86,23 @@ def _check_hosts(c: ClusterSpec) -> None:
                 "cluster.provision.pool",
                 f"must be the pool of a host group ({short(pools)}), got {short(c.provision.pool)}",
             )
+        _check_explicit_hosts(c)
+
+
+def _check_explicit_hosts(c: ClusterSpec) -> None:
+    """``placement: explicit``: every listed index is a host of the provision's pool (host
+    indices run over all host groups in order, as build.py lays the hosts out)."""
+    prov = c.provision
+    if prov is None or prov.hosts is None:
+        return
+    total = sum(g.count for g in c.hosts)
+    in_pool = [g.pool == prov.pool for g in c.hosts for _ in range(g.count)]
+    for k, h in enumerate(prov.hosts):
+        if h >= total or not in_pool[h]:
+            first = next(i for i, ok in enumerate(in_pool) if ok)
+            last = max(i for i, ok in enumerate(in_pool) if ok)
+            where = f"host indices of pool {prov.pool!r} (within {first}..{last})"
+            raise CheckError(f"cluster.provision.hosts.{k}", f"must be one of the {where}, got {h}")
 
 
 def _check_sizes(c: ClusterSpec, hdfs: HdfsSpec) -> None:

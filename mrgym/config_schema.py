@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from mrgym.config_checks import check_scenario
-from mrgym.config_errors import field_error, short
+from mrgym.config_errors import CheckError, field_error, short
 from mrgym.config_limits import MAX_HOSTS, MAX_MB, MAX_RACKS, MAX_SLOTS, MAX_TIME_S, MAX_VMS
 from mrgym.sim.jobs import PROFILES
 from mrgym.sim.params import ModelParams
@@ -109,14 +109,42 @@ class HostGroup(_Strict):
     racks: list[Annotated[Int, Field(ge=0)]] | None = Field(None, max_length=MAX_RACKS)
     vm: VmSpec = VmSpec()
     interactive: InteractiveSpec | None = None
+    # starts switched off (not billed, no tasks) until a control action ``Commission``
+    # starts it (Lee §4.2's accelerator nodes); needs ``datanode: false`` (cross-checked)
+    standby: bool = False
 
 
 class ProvisionSpec(_Strict):
     vms: Int = Field(ge=1, le=MAX_VMS)
     pool: str = Field("core", max_length=100)  # must be the pool of some host group
-    placement: Literal["round-robin", "random"] = "round-robin"
+    # "explicit": VM k goes onto host ``hosts[k]`` (a placement chosen outside, e.g. TARA)
+    placement: Literal["round-robin", "random", "explicit"] = "round-robin"
+    # host indices over all hosts in group order (cross-checked: each one of ``pool``)
+    hosts: list[Annotated[Int, Field(ge=0, le=MAX_HOSTS)]] | None = Field(None, max_length=MAX_VMS)
     datanode: bool = True
     vm: VmSpec = VmSpec()
+
+    @model_validator(mode="after")
+    def _explicit_hosts(self) -> ProvisionSpec:
+        # a CheckError names its key (format_validation_error shows it as is)
+        if self.placement == "explicit":
+            if self.hosts is None:
+                raise CheckError(
+                    "cluster.provision.hosts",
+                    f"is required with placement 'explicit' (a list of {self.vms} host indices)",
+                )
+            if len(self.hosts) != self.vms:
+                raise CheckError(
+                    "cluster.provision.hosts",
+                    f"must list one host index per VM (cluster.provision.vms={self.vms}), "
+                    f"got {len(self.hosts)}",
+                )
+        elif self.hosts is not None:
+            raise CheckError(
+                "cluster.provision.hosts",
+                f"is only for placement 'explicit', got placement {self.placement!r}",
+            )
+        return self
 
 
 def _mbps(value: Any, at: int | None = None) -> float:
@@ -233,6 +261,9 @@ class FailureSpec(_Strict):
 class DynamicsSpec(_Strict):
     spot: SpotSpec | None = None
     failures: FailureSpec | None = None
+    # instance billing: "seconds" pro rata; "hourly" every begun instance-hour (EC2, 2011;
+    # mrgym.sim.monitoring states the rule)
+    billing: Literal["seconds", "hourly"] = "seconds"
 
 
 class RunSpec(_Strict):

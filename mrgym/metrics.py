@@ -4,7 +4,8 @@ All values are plain Python numbers.  JCT = finish - arrival of completed jobs; 
 last finish - first arrival; locality fractions are over successful map attempts that
 read an input block; utilization and energy integrate over the episode; cost bills every
 host from its start until the end of the episode (or its eviction/failure) at its
-instance price, spot hosts at ``dynamics.spot.price_factor`` of it.
+instance price, spot hosts at ``dynamics.spot.price_factor`` of it, pro rata or per begun
+instance-hour (``dynamics.billing``; ``mrgym.sim.monitoring`` states the rule).
 
 :data:`METRICS` names them once for every output: each metric's label in ``mrgym
 simulate``'s table, its column in ``mrgym compare``'s table and plots, its TensorBoard tag
@@ -20,7 +21,6 @@ import numpy as np
 
 from mrgym.sim.hdfs import LEVELS
 from mrgym.sim.jobs import MAP
-from mrgym.sim.monitoring import price_per_hour
 
 # Job-size classes by map count (ILA Table 4 bins: 1-20 small, 21-300 medium, > 300 large)
 SIZE_CLASSES = (("small", 1, 20), ("medium", 21, 300), ("large", 301, 10**12))
@@ -108,10 +108,7 @@ def episode_metrics(sim) -> dict[str, Any]:
         dist = float(np.average([f[2] for f in fair], weights=wts))
     else:
         jain, dist = 1.0, 0.0
-    spot = sim.scenario.dynamics.spot
-    cost = 0.0
-    for h in sim.topo.hosts:
-        cost += price_per_hour(h, spot) * h.up_seconds / 3600.0
+    cost = sim.monitor.final_cost()  # dynamics.billing: seconds (pro rata) or hourly
     energy_j = sum(h.cpu.energy_j for h in sim.topo.hosts)
     cores = sum(h.type.cores for h in sim.topo.hosts)
     cpu_busy = sum(h.cpu.busy_core_s for h in sim.topo.hosts)

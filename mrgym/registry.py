@@ -52,6 +52,7 @@ PAPERS: tuple[tuple[str, str], ...] = (
     ("fifo-random", "baselines.hybridmr:FifoRandomScheduler"),
     ("progress-share", "baselines.lee_progress:ProgressShareScheduler"),
     ("lee-fair", "baselines.lee_progress:LeeFairScheduler"),
+    ("cloud-driver", "baselines.lee_cloud:CloudDriver"),
 )
 
 _REGISTRY: dict[str, EntryPoint] = {}

@@ -40,6 +40,7 @@ def test_registry():
         "fifo-random",
         "progress-share",
         "lee-fair",
+        "cloud-driver",
     ]
     assert baselines.make("delay", node_wait_s=1.0).node_wait_s == 1.0
     with pytest.raises(ValueError, match="unknown scheduler 'nope'; expected one of"):

@@ -42,6 +42,7 @@ PAPERS = [
     "fifo-random",
     "progress-share",
     "lee-fair",
+    "cloud-driver",
 ]
 ALL = CLASSIC + PAPERS
 

@@ -4,8 +4,9 @@ Hosts of all groups are laid into racks in order, filling racks evenly (a group 
 its racks).  Each host runs ``vms_per_host`` worker VMs (one worker directly on the
 hardware for a ``native`` host), optional interactive VMs, and in the split architecture
 one DataNode VM per host beside data-less TaskTracker VMs (HybridMR §II).  A ``provision``
-section instead places a number of VMs onto the hosts of a group round-robin or at random
-(DESIGN §2: provisioning is pluggable; TARA arrives with the Lee baselines).
+section instead places a number of VMs onto the hosts of a group round-robin, at random or
+on the hosts it lists (``explicit``: a placement chosen outside, e.g. TARA, Lee §3.2;
+DESIGN §2: provisioning is pluggable).
 """
 
 from __future__ import annotations
@@ -163,7 +164,14 @@ def _provision(prov: Any, hosts: list[Host], vms: list[VM], rng: np.random.Gener
         raise ValueError(
             f"cluster.provision.pool: must be the pool of a host group {pools}, got {prov.pool!r}"
         )
-    if prov.placement == "random":
+    if prov.placement == "explicit":  # VM k on host prov.hosts[k] (TARA's choice)
+        bad = [i for i in prov.hosts if not 0 <= i < len(hosts) or hosts[i].pool != prov.pool]
+        if bad:  # the schema refuses this; a hand-built spec must not place VMs elsewhere
+            raise ValueError(
+                f"cluster.provision.hosts: must be host indices of pool {prov.pool!r}, got {bad[0]}"
+            )
+        order = [hosts[i] for i in prov.hosts]
+    elif prov.placement == "random":
         order = [
             targets[j]
             for j in rng.choice(len(targets), size=prov.vms, replace=len(targets) < prov.vms)

@@ -15,7 +15,7 @@ import numpy as np
 from mrgym.sim.interactive import InteractiveApp
 from mrgym.sim.jobs import DONE, MAP, PENDING, RUNNING
 from mrgym.sim.part import Part
-from mrgym.sim.scheduler import Kill, Migrate, Pause, Resume, Throttle
+from mrgym.sim.scheduler import Commission, Decommission, Kill, Migrate, Pause, Resume, Throttle
 from mrgym.sim.topology import VM, Host
 from mrgym.sim.tracker import InvalidDecision
 
@@ -36,6 +36,14 @@ class Dynamics(Part):
         self.hosts_evicted = 0  # spot hosts evicted (each at most once: it never returns)
         self.outputs_lost = 0  # finished maps' outputs lost with their host
         self._migrating: set[int] = set()  # VMs in a live migration
+        # Lee ch. 4: hosts switched off (standby or decommissioned), starts per host (a spot
+        # or drain process of an earlier start quits), draining hosts, spot-lifetime streams
+        self.off: set[int] = set()
+        self.starts: dict[int, int] = {}
+        self._draining: set[int] = set()
+        self._spot_rng: dict[int, np.random.Generator] = {}
+        self.hosts_commissioned = 0
+        self.hosts_decommissioned = 0
 
     def bind(self, tracker, beats) -> None:
         self.tracker = tracker
@@ -76,14 +84,20 @@ class Dynamics(Part):
             self.app_of[vm.id] = app
         for h in self.topo.hosts:  # initial shares (interactive demand, utilization)
             h.cpu.recompute(0.0)
+        self._draw_standby()
 
     def spot(self, host: Host, t_evict: float):
         notice = self.scenario.dynamics.spot.notice_s
         env = self.env
+        start = self.starts.get(host.id, 0)  # a decommission ends this instance's lifetime
         if t_evict - notice > 0:
             yield env.timeout(t_evict - notice)
+        if self.starts.get(host.id, 0) != start or host.id in self.off:
+            return
         host.evicting = True
         yield env.timeout(min(notice, t_evict))
+        if self.starts.get(host.id, 0) != start or host.id in self.off:
+            return
         self.lose_host(host, "evicted")
 
     def failures(self, host: Host, gen: np.random.Generator):
@@ -167,7 +181,7 @@ class Dynamics(Part):
             self.sim.end(truncated=True)
 
     def repair(self, host: Host) -> None:
-        if host.gone or host.alive:
+        if host.gone or host.alive or host.id in self.off:  # a switched-off host stays off
             return
         now = self.env.now
         host.alive = True
@@ -188,6 +202,132 @@ class Dynamics(Part):
         self.tracker.reindex(moved)
         for vm in host.vms:
             self.beats.schedule_beat(vm)
+        self.beats.wake_all()
+
+    # -- Lee ch. 4: hosts started and released at run time (the cloud driver) -------------
+    def _draw_standby(self) -> None:
+        """Hosts of ``standby`` groups start off (unbilled, no heartbeats); a spot-lifetime
+        stream per spot host, drawn after every other reset draw (nothing else changes)."""
+        k = 0
+        for g in self.scenario.cluster.hosts:
+            for h in self.topo.hosts[k : k + g.count]:
+                if g.standby:
+                    self.off.add(h.id)
+                    self.evict_at.pop(h.id, None)  # its lifetime starts when it does
+                    h.alive = False
+                    for vm in h.vms:
+                        vm.alive = False
+                    self.sim.monitor.sessions[h.id].clear()
+            k += g.count
+        spot = self.scenario.dynamics.spot
+        if spot is not None and spot.hazard_per_hour > 0:
+            rng = self.rng.failures
+            for h in self.topo.hosts:
+                if h.is_spot:
+                    self._spot_rng[h.id] = np.random.default_rng(rng.integers(2**63))
+
+    def _commission(self, action: Commission) -> None:
+        """Start a switched-off host now: empty slots, a new billing session, a fresh spot
+        lifetime; a host that is on (or evicted for good) is left as it is."""
+        host = self.topo.hosts[action.host]
+        if host.id not in self.off or host.gone:
+            return
+        now = self.env.now
+        self.off.discard(host.id)
+        self.starts[host.id] = self.starts.get(host.id, 0) + 1
+        self.hosts_commissioned += 1
+        self.sim.monitor.sessions[host.id].append([now, None])
+        host.alive = True
+        host.evicting = False
+        host.up_since = now
+        host.cpu.t_energy = now
+        for vm in host.vms:
+            vm.alive = True
+            vm.free_map = vm.map_slots
+            vm.free_reduce = vm.reduce_slots
+        gen = self._spot_rng.get(host.id)
+        if gen is not None:  # memoryless: a new instance draws a new lifetime
+            life = float(gen.exponential(3600.0 / self.scenario.dynamics.spot.hazard_per_hour))
+            self.evict_at[host.id] = now + life
+            self.env.process(self.spot(host, life))
+        for vm in host.vms:
+            self.beats.schedule_beat(vm)
+        self.beats.wake_all()
+
+    def _decommission(self, action: Decommission) -> None:
+        host = self.topo.hosts[action.host]
+        if host.id in self.off or host.gone:
+            return
+        if any(vm.datanode for vm in host.vms):
+            # releasing a DataNode needs HDFS decommissioning (its blocks copied first):
+            # Lee §4.2 only ever releases data-less accelerator nodes
+            raise InvalidDecision(
+                f"Decommission({host.id}): host {host.name} holds HDFS blocks (a DataNode); "
+                "only data-less hosts can be released"
+            )
+        if not action.drain:
+            self._switch_off(host)
+        elif host.id not in self._draining:
+            self._draining.add(host.id)
+            host.evicting = True  # no new tasks, as in a spot notice
+            self.env.process(self._drain(host, self.starts.get(host.id, 0)))
+
+    def _drain(self, host: Host, start: int):
+        """Release ``host`` once it runs no attempt and no active job needs its outputs."""
+        while True:
+            if self.starts.get(host.id, 0) != start or host.id in self.off or host.gone:
+                self._draining.discard(host.id)
+                return
+            if not any(vm.running for vm in host.vms) and not self._outputs_needed(host):
+                break
+            yield self.env.timeout(self.hb)
+        self._switch_off(host)
+
+    def _outputs_needed(self, host: Host) -> bool:
+        for job in self.tracker.active_list:
+            if job.reduces_done < len(job.reduces) and any(
+                o.vm.host is host and not o.lost for o in job.outputs
+            ):
+                return True
+        return False
+
+    def _switch_off(self, host: Host) -> None:
+        """Terminate the instance: kill its attempts and lose the map outputs still needed
+        (re-executed as after a failure), close its billing session.  It holds no HDFS
+        blocks, so nothing is re-replicated."""
+        now = self.env.now
+        self._draining.discard(host.id)
+        self.off.add(host.id)
+        self.starts[host.id] = self.starts.get(host.id, 0) + 1
+        self.hosts_decommissioned += 1
+        self.sim.monitor.sessions[host.id][-1][1] = now
+        host.evicting = False
+        if not host.alive:  # down for repair: already without tasks or outputs
+            return
+        host.cpu.account(now)
+        host.alive = False
+        host.up_seconds += now - host.up_since
+        self.caches[host.id].drop()
+        for vm in host.vms:
+            vm.alive = False
+            self.beats._parked.pop(vm.id, None)
+            for att in list(vm.running):
+                self.tracker.kill(att, "decommissioned")
+            for job in self.tracker.active_list:
+                if not job.reduces or job.reduces_done == len(job.reduces):
+                    continue
+                for o in job.outputs:
+                    if o.vm is vm and not o.lost:
+                        o.lost = True
+                        self.outputs_lost += 1
+                        t = job.maps[o.map_index]
+                        if t.state == DONE:
+                            for a in t.attempts:
+                                if a.outcome == "success":
+                                    a.outcome = "lost_output"
+                            job.maps_done -= 1
+                            t.state = RUNNING  # so requeue accepts it
+                            self.tracker.requeue(t)
         self.beats.wake_all()
 
     def interactive(self, app: InteractiveApp):
@@ -254,8 +394,24 @@ class Dynamics(Part):
         self.env.process(self.migrate(vm, self.topo.hosts[action.host], action.downtime_s))
 
     def migrate(self, vm: VM, target: Host, downtime: float):
-        """Live-migrate a worker VM: paused for ``downtime``, then its running compute and
-        local I/O continue on ``target``.  Its DataNode blocks move with its disk image."""
+        """Live-migrate a worker VM the way Xen does (pre-copy; HybridMR §IV, Fig. 10(b)-(c)).
+
+        First its memory image (``vm.memory_gb``) crosses the network from its host to
+        ``target`` while it keeps running: a flow driven by both Dom0s that shares NICs and
+        uplinks with Hadoop's traffic, so a VM on a busy cluster takes longer to migrate
+        (Fig. 10(b): "larger the amount of memory involved, longer is the migration time";
+        busy VMs longer than idle ones).  Then it is paused for ``downtime`` (the stop-and-
+        copy), and its running compute and local I/O continue on ``target``.  Its DataNode
+        blocks move with its disk image."""
+        src = vm.host
+        links = self.topo.path(src, target)
+        if links and vm.memory_gb > 0:
+            dom0 = tuple(h for h in (src, target) if h.virtualized)
+            copy = self.engine.flow(links, vm.memory_gb * 1024.0, dom0_hosts=dom0, tag="migrate")
+            yield copy.event
+            if not vm.alive or vm.host is not src:
+                self._migrating.discard(vm.id)
+                return
         self.apply_control(Pause(vm.id))
         yield self.env.timeout(downtime)
         self._migrating.discard(vm.id)
@@ -265,7 +421,9 @@ class Dynamics(Part):
             self.apply_control(Resume(vm.id))
             return
         # every work of a paused VM is suspended (attempts start new ones suspended), so
-        # none is on the old host's CPU pool or disk while it moves
+        # none is on the old host's CPU pool or disk while it moves; a Resume that came
+        # during the downtime is overridden (the VM is not runnable mid-copy)
+        self.apply_control(Pause(vm.id))
         vm.host.vms.remove(vm)
         vm.host = target
         target.vms.append(vm)
@@ -287,4 +445,6 @@ _CONTROL = {
     Throttle: Dynamics._throttle,
     Kill: Dynamics._kill,
     Migrate: Dynamics._migrate_action,
+    Commission: Dynamics._commission,
+    Decommission: Dynamics._decommission,
 }

@@ -1,8 +1,20 @@
 """What the cluster's monitors see (Xentop/iostat-like VM and host metrics), the fairness
-sampler, and the one pricing rule for cost (metrics and rewards share both formulas)."""
+sampler, and the one pricing rule for cost (metrics and rewards share both formulas).
+
+Billing (``dynamics.billing``): ``seconds`` (the default) bills each host's up-time at its
+hourly price, pro rata.  ``hourly`` is EC2's rule of 2011 (Lee §4.4.1: a round "takes more
+than 2 hours ..., which requires paying charges for 3 hours"): each start of an instance
+opens a session, and every instance-hour a session has begun is charged in full (at least
+one); a spot instance is charged at the spot price, and a session the provider ends by an
+eviction is not charged for its last partial hour (EC2's spot rule of the time; the thesis
+is silent).  A session runs from the start (t = 0, or a ``Commission``) to a
+``Decommission``, the eviction or the end of the episode; a host failure does not stop the
+meter (the instance keeps running while it is repaired).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,6 +57,17 @@ def price_per_hour(host: Host, spot: Any) -> float:
     return price
 
 
+def session_hours(seconds: float, running: bool, evicted: bool) -> int:
+    """Instance-hours charged for a session of ``seconds`` under hourly billing:
+    every begun hour (at least one; a running session has begun its current hour), but
+    not the partial hour of a spot session the provider ended."""
+    if evicted:
+        return math.floor(seconds / 3600.0 + 1e-9)
+    if running:
+        return math.floor(seconds / 3600.0 + 1e-9) + 1
+    return max(1, math.ceil(seconds / 3600.0 - 1e-9))
+
+
 def fairness(jobs: Sequence[Job]) -> tuple[float, float] | None:
     """Jain's index of the jobs' running-task shares over their weight shares, and lsap's
     fairness distance (mean of |share - weight share| / weight share), over the jobs
@@ -71,6 +94,9 @@ class Monitor(Part):
     def __init__(self, sim: Simulation):
         super().__init__(sim)
         self.fair_samples: list[tuple[float, float, float]] = []  # (dt, jain, lsap distance)
+        # billing sessions per host, [start, end or None while it runs]; every host starts
+        # at t = 0 but a standby one (dynamics._draw_standby clears its list)
+        self.sessions: dict[int, list[list]] = {h.id: [[0.0, None]] for h in self.topo.hosts}
 
     def bind(self, tracker, dynamics) -> None:
         self.tracker = tracker
@@ -126,7 +152,9 @@ class Monitor(Part):
         )
 
     def cost_so_far(self) -> float:
-        """Dollars billed so far: every host's up-time at its hourly price."""
+        """Dollars billed so far (the billing rule of the module docstring)."""
+        if self.scenario.dynamics.billing == "hourly":
+            return sum(self.bill_hourly(final=False).values())
         now = self.env.now
         spot = self.scenario.dynamics.spot
         total = 0.0
@@ -134,3 +162,36 @@ class Monitor(Part):
             up = h.up_seconds + (now - h.up_since if h.alive else 0.0)
             total += price_per_hour(h, spot) * up / 3600.0
         return total
+
+    def final_cost(self) -> float:
+        """The episode's bill once it is over (``metrics.cost_usd``): up-time accounted at
+        the end, or hourly with every running session stopped now."""
+        if self.scenario.dynamics.billing == "hourly":
+            return sum(self.bill_hourly(final=True).values())
+        spot = self.scenario.dynamics.spot
+        cost = 0.0
+        for h in self.topo.hosts:
+            cost += price_per_hour(h, spot) * h.up_seconds / 3600.0
+        return cost
+
+    def bill_hourly(self, final: bool, until: float | None = None) -> dict[int, float]:
+        """Dollars per host under hourly billing at ``until`` (default now); ``final``:
+        the sessions still running stop then (the episode, or the period, is over)."""
+        now = self.env.now if until is None else until
+        spot = self.scenario.dynamics.spot
+        evict_at = self.dynamics.evict_at
+        out = {}
+        for h in self.topo.hosts:
+            hours = 0
+            for start, end in self.sessions[h.id]:
+                if start > now:
+                    continue
+                evicted = False
+                if end is None and h.gone:  # the provider ended its last session
+                    end, evicted = evict_at[h.id], True
+                running = end is None or end > now
+                stop = now if running else end
+                evicted = evicted and not running
+                hours += session_hours(stop - start, running and not final, evicted)
+            out[h.id] = price_per_hour(h, spot) * hours
+        return out

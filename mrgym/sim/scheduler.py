@@ -135,3 +135,24 @@ class Scheduler:
 
     def control(self, view: ClusterView) -> list:
         return []
+
+
+# -- control actions (Lee ch. 4 cloud driver) -----------------------------------------------
+@dataclass(frozen=True)
+class Commission:
+    """Start a switched-off host (a ``standby`` host, or one decommissioned earlier): its
+    workers join the cluster now, empty, and its billing starts (Lee §4.2: the cloud
+    driver "decides when to add/remove what type of nodes to/from which pool")."""
+
+    host: int
+
+
+@dataclass(frozen=True)
+class Decommission:
+    """Release (terminate) a host that holds no HDFS data.  ``drain=False``: at once, as
+    an instance termination: its running attempts and the map outputs still needed are
+    lost and re-executed, like a failure.  ``drain=True``: it takes no new task and is
+    released once it runs none and no active job needs its map outputs."""
+
+    host: int
+    drain: bool = False
