@@ -73,10 +73,16 @@ class IoModel:
     ys: list[float] = field(default_factory=list)
     fitted_at: int = 0
 
+    window: int = 2000  # the latest observations only: a refit's cost stays bounded
+
     def observe(self, streams: int, ratio: float) -> None:
         if streams >= 1 and np.isfinite(ratio):
             self.xs.append(float(streams))
             self.ys.append(float(ratio))
+            if len(self.xs) > self.window:
+                drop = len(self.xs) - self.window
+                del self.xs[:drop], self.ys[:drop]
+                self.fitted_at = max(0, self.fitted_at - drop)
 
     def refit(self, min_new: int = 50) -> None:
         """Least squares on every observation so far, once ``min_new`` arrived since the
@@ -118,6 +124,7 @@ class Phase2:
     caps: dict[int, float] = field(default_factory=dict)  # vm id -> cap set by Throttle
     paused: dict[int, float] = field(default_factory=dict)  # vm id -> since
     pressured: set[int] = field(default_factory=set)  # host ids under SLA pressure
+    moving: dict[int, tuple[int, float]] = field(default_factory=dict)  # vm -> (target, since)
     reserved: dict[tuple[int, str, int], tuple[int, float]] = field(default_factory=dict)
     io: IoModel = field(default_factory=IoModel)
     n_breaches: int = 0
@@ -134,6 +141,26 @@ class Phase2:
                 "(memory is not modelled by the simulator)"
             )
         self.manage = frozenset(self.manage)
+        for name, lo, hi, lo_open in (
+            ("period_s", 0.0, None, True),
+            ("headroom", 0.0, None, False),
+            ("target_frac", 0.0, 1.0, True),
+            ("resume_frac", 0.0, 1.0, True),
+            ("min_cap", 0.0, None, True),
+            ("io_min_eff", 0.0, 1.0, False),
+            ("downtime_s", 0.0, None, False),
+            ("max_pause_s", 0.0, None, False),
+        ):
+            v = getattr(self, name)
+            bad = (
+                not np.isfinite(v)
+                or (v <= lo if lo_open else v < lo)
+                or (hi is not None and v > hi)
+            )
+            if bad:
+                rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]" if hi is not None else None
+                want = f"in {rng}" if rng else (f"> {lo:g}" if lo_open else f">= {lo:g}")
+                raise ValueError(f"hybridmr {name}: expected a number {want}, got {v!r}")
 
     # -- monitoring-derived quantities ------------------------------------------------------
     @staticmethod
@@ -168,6 +195,7 @@ class Phase2:
         now = view.now
         acts: list = []
         self._expire(now)
+        self._settle(view)
         hosts = [h for h in view.topology.hosts if h.virtualized and h.alive and _workers(h)]
         breached = {h.id for h in hosts if _breach(h, view)}
         self.n_breaches += len(breached - self.pressured)
@@ -235,7 +263,7 @@ class Phase2:
             ),
             key=lambda t: t[:4],
         )
-        free = _available(view, breached, self.paused)  # line 3
+        free = _available(view, breached | self.pressured, self.paused)  # line 3
         while tasks and load > budget:  # lines 4-9
             cores, job_id, kind, index, att = tasks.pop(0)  # Min-Min: least interfering
             best = _best_fit(free, kind)  # lines 5-6
@@ -255,7 +283,11 @@ class Phase2:
         """Live-migrate the busiest worker VM to a virtualized host with spare cores, else
         pause it (§III.B: "the VM running the task can ... be paused, or ... migrated")."""
         busy = sorted(
-            (vm for vm in _workers(host) if vm.id not in self.paused and vm.running),
+            (
+                vm
+                for vm in _workers(host)
+                if vm.id not in self.paused and vm.id not in self.moving and vm.running
+            ),
             key=lambda v: (-self.demand(v), v.id),
         )
         if not busy:
@@ -263,18 +295,23 @@ class Phase2:
         vm = busy[0]
         if self.migrate:
             need = self.demand(vm)
+            incoming: dict[int, float] = {}  # demand already on its way to a host
+            for vid, (hid, _) in self.moving.items():
+                incoming[hid] = incoming.get(hid, 0.0) + self.demand(view.topology.vms[vid])
             for h in view.topology.hosts:
                 if (
                     h is host
                     or not h.virtualized
                     or not h.alive
                     or h.id in breached
+                    or h.id in self.pressured
                     or h.pool != host.pool
                 ):
                     continue
-                used = sum(self.demand(v) for v in _workers(h))
+                used = sum(self.demand(v) for v in _workers(h)) + incoming.get(h.id, 0.0)
                 if self.budget(h, view) - used >= need + self.min_cap:
                     self.n_migrated += 1
+                    self.moving[vm.id] = (h.id, view.now)
                     return [Migrate(vm.id, h.id, self.downtime_s)]
         self.paused[vm.id] = view.now
         self.n_paused += 1
@@ -303,6 +340,14 @@ class Phase2:
             del self.paused[vm.id]
             acts.append(Resume(vm.id))
         return acts
+
+    def _settle(self, view) -> None:
+        """Forget migrations that arrived, whose VM died, or that take over 10 minutes
+        (the simulator aborted them: an end host failed)."""
+        for vid, (hid, since) in list(self.moving.items()):
+            vm = view.topology.vms[vid]
+            if vm.host.id == hid or not vm.alive or view.now - since > 600.0:
+                del self.moving[vid]
 
     def _expire(self, now: float) -> None:
         for key, (_, t) in list(self.reserved.items()):

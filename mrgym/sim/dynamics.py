@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mrgym.sim.interactive import InteractiveApp
-from mrgym.sim.jobs import DONE, MAP, PENDING, RUNNING
+from mrgym.sim.jobs import DONE, MAP, RUNNING
+from mrgym.sim.migration import live_migrate
 from mrgym.sim.part import Part
 from mrgym.sim.scheduler import Commission, Decommission, Kill, Migrate, Pause, Resume, Throttle
 from mrgym.sim.topology import VM, Host
@@ -195,6 +196,8 @@ class Dynamics(Part):
         moved = []
         for vm in host.vms:
             vm.alive = True
+            vm.paused = False  # a rebooted domain: no pause or cap survives it
+            vm.cpu_cap = None
             vm.free_map = vm.map_slots
             vm.free_reduce = vm.reduce_slots
             if vm.datanode:
@@ -205,6 +208,12 @@ class Dynamics(Part):
         self.beats.wake_all()
 
     # -- Lee ch. 4: hosts started and released at run time (the cloud driver) -------------
+    def _host(self, action: Commission | Decommission) -> Host:
+        n = len(self.topo.hosts)
+        if not isinstance(action.host, int) or not 0 <= action.host < n:
+            raise InvalidDecision(f"{action!r}: host must be an index in 0..{n - 1}")
+        return self.topo.hosts[action.host]
+
     def _draw_standby(self) -> None:
         """Hosts of ``standby`` groups start off (unbilled, no heartbeats); a spot-lifetime
         stream per spot host, drawn after every other reset draw (nothing else changes)."""
@@ -228,8 +237,15 @@ class Dynamics(Part):
 
     def _commission(self, action: Commission) -> None:
         """Start a switched-off host now: empty slots, a new billing session, a fresh spot
-        lifetime; a host that is on (or evicted for good) is left as it is."""
-        host = self.topo.hosts[action.host]
+        lifetime; a draining host stays on (its drain is called off); a host that is on (or
+        evicted for good) is left as it is."""
+        host = self._host(action)
+        if host.id in self._draining:  # still on: the drain is called off
+            self._draining.discard(host.id)
+            t_evict = self.evict_at.get(host.id)
+            notice = self.scenario.dynamics.spot.notice_s if t_evict is not None else 0.0
+            host.evicting = t_evict is not None and t_evict - notice <= self.env.now
+            return
         if host.id not in self.off or host.gone:
             return
         now = self.env.now
@@ -243,6 +259,8 @@ class Dynamics(Part):
         host.cpu.t_energy = now
         for vm in host.vms:
             vm.alive = True
+            vm.paused = False  # a new instance: no pause or cap of an earlier one
+            vm.cpu_cap = None
             vm.free_map = vm.map_slots
             vm.free_reduce = vm.reduce_slots
         gen = self._spot_rng.get(host.id)
@@ -255,7 +273,7 @@ class Dynamics(Part):
         self.beats.wake_all()
 
     def _decommission(self, action: Decommission) -> None:
-        host = self.topo.hosts[action.host]
+        host = self._host(action)
         if host.id in self.off or host.gone:
             return
         if any(vm.datanode for vm in host.vms):
@@ -275,7 +293,12 @@ class Dynamics(Part):
     def _drain(self, host: Host, start: int):
         """Release ``host`` once it runs no attempt and no active job needs its outputs."""
         while True:
-            if self.starts.get(host.id, 0) != start or host.id in self.off or host.gone:
+            if (
+                self.starts.get(host.id, 0) != start
+                or host.id not in self._draining  # called off by a Commission
+                or host.id in self.off
+                or host.gone
+            ):
                 self._draining.discard(host.id)
                 return
             if not any(vm.running for vm in host.vms) and not self._outputs_needed(host):
@@ -394,49 +417,8 @@ class Dynamics(Part):
         self.env.process(self.migrate(vm, self.topo.hosts[action.host], action.downtime_s))
 
     def migrate(self, vm: VM, target: Host, downtime: float):
-        """Live-migrate a worker VM the way Xen does (pre-copy; HybridMR §IV, Fig. 10(b)-(c)).
-
-        First its memory image (``vm.memory_gb``) crosses the network from its host to
-        ``target`` while it keeps running: a flow driven by both Dom0s that shares NICs and
-        uplinks with Hadoop's traffic, so a VM on a busy cluster takes longer to migrate
-        (Fig. 10(b): "larger the amount of memory involved, longer is the migration time";
-        busy VMs longer than idle ones).  Then it is paused for ``downtime`` (the stop-and-
-        copy), and its running compute and local I/O continue on ``target``.  Its DataNode
-        blocks move with its disk image."""
-        src = vm.host
-        links = self.topo.path(src, target)
-        if links and vm.memory_gb > 0:
-            dom0 = tuple(h for h in (src, target) if h.virtualized)
-            copy = self.engine.flow(links, vm.memory_gb * 1024.0, dom0_hosts=dom0, tag="migrate")
-            yield copy.event
-            if not vm.alive or vm.host is not src:
-                self._migrating.discard(vm.id)
-                return
-        self.apply_control(Pause(vm.id))
-        yield self.env.timeout(downtime)
-        self._migrating.discard(vm.id)
-        if not vm.alive:
-            return
-        if not target.alive:  # the target failed meanwhile: the VM stays where it was
-            self.apply_control(Resume(vm.id))
-            return
-        # every work of a paused VM is suspended (attempts start new ones suspended), so
-        # none is on the old host's CPU pool or disk while it moves; a Resume that came
-        # during the downtime is overridden (the VM is not runnable mid-copy)
-        self.apply_control(Pause(vm.id))
-        vm.host.vms.remove(vm)
-        vm.host = target
-        target.vms.append(vm)
-        for att in vm.running:
-            for w in ([att.work] if att.work else []) + att.works:
-                if w.kind == "compute":
-                    w.host = target
-        self.topo._path_cache.clear()
-        for job in self.tracker.active_list:  # host/rack locality of its replicas changed
-            for t in job.maps:
-                if t.state == PENDING and t.block is not None and vm in t.block.replicas:
-                    self.tracker.index_map(job, t)
-        self.apply_control(Resume(vm.id))
+        """Live-migrate a worker VM (Xen pre-copy, then stop-and-copy): migration.py."""
+        return live_migrate(self, vm, target, downtime)
 
 
 _CONTROL = {
