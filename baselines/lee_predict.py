@@ -21,7 +21,9 @@ Allocation and Scheduling in Heterogeneous Cloud Environments", thesis ch. 5).
 Which data (the thesis' setting, §5.2.3): the model is fitted to past executions of *the
 same job with the same configuration*: :func:`predict_job` runs the scenario at the
 ``history_seeds`` and pools job N's task durations over those runs (see
-:mod:`baselines.lee_predict_log` for what each phase is in a task log).
+:mod:`baselines.lee_predict_model` for what each phase is in a task log). Job N must be the
+same job at every history seed (profile, map and reduce counts, input size): a drawn
+workload (ila72) has another job N at each seed, and pooling those would mix jobs.
 
 Parameters: ``samples`` K = 1000 (the thesis used 10 iterations for Fig. 5.7 and 100 for
 Fig. 5.5; more samples cost little here and smooth the quantiles), ``history_seeds`` 0-9
@@ -298,6 +300,16 @@ class JobPrediction:
         )
 
 
+def job_key(spec: Any) -> tuple[str, int, int, float]:
+    """What makes two runs' job N "the same job" for §5.2.3's history: its profile, map
+    count, reduce count and input size (MB)."""
+    return (spec.profile.name, int(spec.n_maps), int(spec.n_reduces), float(spec.input_mb))
+
+
+def describe_job(key: tuple[str, int, int, float]) -> str:
+    return f"{key[0]} ({key[1]} maps, {key[2]} reduces, {key[3]:g} MB)"
+
+
 def predict_job(
     scenario: Any,
     job: int,
@@ -315,21 +327,33 @@ def predict_job(
     predicts it on that many map workers instead (§5.3.2). ``on_run(seed)`` is called
     after each history run (a progress bar)."""
     from mrgym.config import load_scenario
-    from mrgym.runner import run_sim
+    from mrgym.runner import build_simulation, run_sim
 
     sc = load_scenario(scenario)
     seeds = list(history_seeds)
     if not seeds:
         raise ValueError("history_seeds: no seed given")
+    first: tuple[str, int, int, float] | None = None
+    for s in seeds:  # cheap (no run): a mixed history must fail before any simulation
+        specs = build_simulation(sc, scheduler, s).view.all_jobs
+        if not 0 <= job < len(specs):
+            raise ValueError(
+                f"job {job}: expected a job id in 0..{len(specs) - 1} "
+                f"({sc.name} has {len(specs)} jobs at seed {s})"
+            )
+        key = job_key(specs[job].spec)
+        first = first or key
+        if key != first:
+            raise ValueError(
+                f"job {job} of {sc.name} is not the same job at every history seed: seed "
+                f"{seeds[0]} {describe_job(first)}, seed {s} {describe_job(key)}; the model "
+                "is fitted to runs of one job (Lee §5.2.3): use a scenario with an explicit "
+                "job list"
+            )
     obs, jcts = [], []
     name = ""
     for s in seeds:
         r = run_sim(sc, scheduler, s)
-        if not 0 <= job < len(r.jobs):
-            raise ValueError(
-                f"job {job}: expected a job id in 0..{len(r.jobs) - 1} "
-                f"({sc.name} has {len(r.jobs)} jobs at seed {s})"
-            )
         _, name, n_maps, arr, fin = r.jobs[job]
         if arr is None or fin is None:
             raise ValueError(

@@ -26,16 +26,21 @@
     (the prototype's 60 s; wall time makes the result depend on the machine, so it is off
     by default and a run is a pure function of ``seed``).
 * **RR-R**, **RR-S**, **H-1**, **H-2** (§3.3.3.2): round-robin across racks (VM k on the
-  next free server of rack k mod racks, racks in id order: the simulator's own
-  ``round-robin``); filling racks one after another, highest available uplink bandwidth
+  next free server of rack k mod racks, racks in id order; a rack whose servers are all
+  taken is skipped); filling racks one after another, highest available uplink bandwidth
   first (RR-S, "to positively bias RR-S results"); the same with at most 20 (H-1) or 10
-  (H-2) servers per rack.  Servers within a rack in id order.
+  (H-2) servers per rack.  Servers within a rack in id order.  RR-R equals the
+  simulator's own ``round-robin`` placement only when every rack of the pool has the same
+  number of servers (as tara80): ``mrgym.sim.build`` wraps around inside a small rack
+  (a second VM on one server) where RR-R moves on to the next rack.
 * **random** (Table 3.1 / Fig. 3.10): a uniform random subset; ``random-best``: the
   fittest of ``candidates`` (300) random subsets by the prediction engine.
 
 Choices where the thesis is silent: operator probabilities (1/3 each), tournament size
-(4: with 2, 20 generations barely move the population), the substring length of a swap (2 .. servers per rack), rack order of RR-R (ids),
-"available bandwidth" (the smaller of a rack's up- and downlink after background).
+(4: with 2, 20 generations barely move the population), the substring length of a swap
+(2 .. servers per rack), rack order of RR-R (ids), "available bandwidth" (the smaller of a
+rack's up- and downlink after background).  A pool of one server admits no crossover and
+no swap: the offspring is its parent (mutation has no unselected server either).
 """
 
 from __future__ import annotations
@@ -67,6 +72,30 @@ class GAParams:
     heuristic_init: bool = False
     tournament: int = 4
 
+    def __post_init__(self) -> None:
+        # a bad value must fail here, naming itself, not deep in the search (an empty
+        # population's argmin, a negative generation count silently doing nothing)
+        def need(ok: bool, name: str, expected: str) -> None:
+            if not ok:
+                raise ValueError(f"{name} {getattr(self, name)!r}: expected {expected}")
+
+        def is_int(v: Any) -> bool:
+            return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+        need(is_int(self.population) and self.population >= 1, "population", "an integer >= 1")
+        need(is_int(self.generations) and self.generations >= 0, "generations", "an integer >= 0")
+        need(is_int(self.tournament) and self.tournament >= 1, "tournament", "an integer >= 1")
+        need(0 < self.offspring_rate <= 1, "offspring_rate", "a fraction in (0, 1]")
+        need(0 <= self.weak_share < 1, "weak_share", "a fraction in [0, 1)")
+        need(0 <= self.p_mutation <= 1, "p_mutation", "a probability in [0, 1]")
+        need(
+            0 <= self.p_swap <= 1 - self.p_mutation,
+            "p_swap",
+            f"a probability in [0, 1 - p_mutation = {1 - self.p_mutation:g}]",
+        )
+        t = self.time_limit_s
+        need(t is None or t > 0, "time_limit_s", "None or seconds > 0")
+
 
 @dataclass
 class Search:
@@ -92,6 +121,8 @@ class Problem:
         self.rack_of_bit = racks
         self.segments = [np.flatnonzero(racks == r) for r in np.unique(racks)]
         self.n = len(self.servers)
+        if vms < 1:
+            raise ValueError(f"vms {vms}: expected >= 1 VM to place")
         if vms > self.n:
             raise ValueError(f"vms: a candidate puts one VM per server, {vms} > {self.n} servers")
         # servers alike within every rack: the per-rack VM counts are the whole candidate
@@ -157,6 +188,8 @@ class Problem:
 
     def crossover(self, x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One-point crossover, then random bit flips back to ``vms`` selected servers."""
+        if self.n < 2:  # one server: no cut point, and the only candidate is the parent
+            return x.copy()
         cut = int(rng.integers(1, self.n))
         out = np.concatenate([x[:cut], y[cut:]])
         extra = int(out.sum()) - self.vms
@@ -304,6 +337,10 @@ def placement(
     if pol not in POLICIES:
         raise ValueError(f"policy: must be one of {POLICIES}, got {policy!r}")
     pk = {k: params.pop(k) for k in PREDICTOR_OPTIONS if k in params}
+    unknown = sorted(set(params) - set(GAParams.__dataclass_fields__))
+    if unknown:
+        known = sorted([*GAParams.__dataclass_fields__, *PREDICTOR_OPTIONS])
+        raise ValueError(f"{unknown[0]}: not a TARA parameter; expected one of {known}")
     ga = GAParams(**params)
     prob = problem(scenario, job, **pk)
     rng = np.random.default_rng(seed)

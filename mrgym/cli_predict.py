@@ -39,8 +39,9 @@ def add_parser(sub, formatter) -> None:
         "--job",
         type=int,
         required=True,
-        help="job id (submission order, from 0); a drawn workload has a different job N "
-        "at each seed, so use a scenario with an explicit job list",
+        help="job id (submission order, from 0); it must be the same job (profile, maps, "
+        "reduces, input size) at every history and actual seed, so a drawn workload "
+        "(e.g. ila72) needs a scenario with an explicit job list",
     )
     p.add_argument("--samples", type=int, default=1000, help="Monte-Carlo samples K")
     p.add_argument("--seed", type=int, default=0, help="Monte-Carlo seed")
@@ -95,6 +96,34 @@ class _Progress:
             self.bar.close()
 
 
+def _check_same_job(sc, args: argparse.Namespace, seeds: list[int], build) -> None:
+    """``--job`` must exist and be the same job (profile, maps, reduces, input size) at
+    every seed: Lee §5.2.3 fits the model to past runs of one job, and a drawn workload
+    has another job N at each seed. Builds the episodes only (no run): a few ms each."""
+    first, first_seed = None, seeds[0]
+    for s in seeds:
+        jobs = build(sc, args.scheduler, s).view.all_jobs
+        n = len(jobs)
+        if not 0 <= args.job < n:
+            raise ValueError(
+                f"--job {args.job}: expected a job id from 0 to {n - 1} "
+                f"(--config {sc.name} has {n} job{'s' if n != 1 else ''} at seed {s})"
+            )
+        sp = jobs[args.job].spec
+        key = (sp.profile.name, sp.n_maps, sp.n_reduces, float(sp.input_mb))
+        first = first or key
+        if key != first:
+            what = [
+                f"seed {x} {k[0]} ({k[1]} maps, {k[2]} reduces, {k[3]:g} MB)"
+                for x, k in ((first_seed, first), (s, key))
+            ]
+            raise ValueError(
+                f"--job {args.job}: not the same job at every seed of --config {sc.name} "
+                f"({what[0]}, {what[1]}); the model is fitted to runs of one job (Lee "
+                "§5.2.3): use a --config with an explicit job list"
+            )
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     from mrgym import registry
     from mrgym.config import load_scenario
@@ -107,12 +136,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     hist = _seeds(args.history_seeds, "--history-seeds")
     actual = _seeds(args.actual_seeds, "--actual-seeds")
     registry.make(args.scheduler)  # an unknown name fails before any run
-    n_jobs = len(build_simulation(sc, args.scheduler, hist[0]).view.all_jobs)
-    if not 0 <= args.job < n_jobs:
-        raise ValueError(
-            f"--job {args.job}: expected a job id from 0 to {n_jobs - 1} "
-            f"({sc.name} has {n_jobs} job{'s' if n_jobs != 1 else ''})"
-        )
+    _check_same_job(sc, args, hist + actual, build_simulation)
     out = Path(args.out) if args.out else Path("runs") / f"predict-{sc.name}-job{args.job}"
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")

@@ -169,7 +169,9 @@ def test_driver_picks_the_type_with_more_compute_per_dollar():
 
 
 def test_spot_lifetime_runs_only_while_the_instance_is_on():
-    fast = {"dynamics.spot.hazard_per_hour": 30.0, "dynamics.billing": "hourly"}  # ~2 min
+    # 1.5 evictions per hour: at seed 0 the four lifetimes are ~13 min to ~3.7 h, all
+    # inside the ~4.1-h episode, so the partial-hour rule is exercised both ways
+    fast = {"dynamics.spot.hazard_per_hour": 1.5, "dynamics.billing": "hourly"}
     # standby spot instances: no eviction before they start; evicted ones bill no partial hour
     sc = small(**{"cluster.hosts.2.standby": True, **fast})
     sim, m = run(sc, Scripted({600.0: [Commission(h) for h in SPOT]}))
@@ -177,9 +179,15 @@ def test_spot_lifetime_runs_only_while_the_instance_is_on():
     assert all(sim.dynamics.evict_at[h] > 600.0 for h in SPOT)
     bill = sim.monitor.bill_hourly(final=True)
     spot = 0.34 * sc.dynamics.spot.price_factor
+    lived = {h: sim.dynamics.evict_at[h] - 600.0 for h in SPOT}
     for h in SPOT:
-        lived = sim.dynamics.evict_at[h] - 600.0
-        assert bill[h] == pytest.approx(spot * (lived // 3600))
+        assert bill[h] == pytest.approx(spot * (lived[h] // 3600))
+    # lived over an hour, not a whole number of hours: billed its full hours only (> 0)
+    long = [h for h in SPOT if lived[h] > 3600.0 and lived[h] % 3600.0 > 60.0]
+    assert len(long) >= 2 and all(bill[h] > 0 for h in long)
+    assert sum(bill[h] for h in long) < spot * sum(math.ceil(lived[h] / 3600) for h in long)
+    # lived under an hour: evicted by the provider, so nothing is billed (not the begun hour)
+    assert any(lived[h] < 3600.0 and bill[h] == 0.0 for h in SPOT)
     # released before their eviction: the eviction never comes
     slow = small(**{"dynamics.spot.hazard_per_hour": 2.0})  # mean 30 min
     _, kept = run(slow, "fair")

@@ -198,6 +198,15 @@ def test_predict_job_on_the_simulator_and_online():
     assert jp.remaining(r.task_log, a, f + 1).mean == 0.0
 
 
+def test_predict_job_refuses_a_different_job_at_another_seed():
+    # ila72 draws its workload per seed: job 3 is teragen at seed 0, kmeans at seed 1
+    with pytest.raises(ValueError, match=r"job 3 of ila72 is not the same job at every"):
+        predict_job("ila72", 3, range(2), samples=10, scheduler="fifo")
+    # job 0 is kmeans (1 map, 1 reduce, 128 MB) at seeds 0-1: accepted and fitted
+    jp = predict_job("ila72", 0, range(2), samples=10, scheduler="fifo")
+    assert jp.job_name.startswith("kmeans") and (jp.model.n_maps, jp.model.n_reduces) == (1, 1)
+
+
 # -- the CLI -----------------------------------------------------------------------------
 def test_cli_predict_prints_quantiles_and_plots(tmp_path, capsys):
     out = tmp_path / "p"
@@ -215,12 +224,17 @@ def test_cli_predict_prints_quantiles_and_plots(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, expect",
     [
-        (["--job", "5"], "--job 5: expected a job id from 0 to 1 (lee-gpu has 2 jobs)"),
+        (["--job", "5"], "--job 5: expected a job id from 0 to 1 (--config lee-gpu has 2"),
+        (
+            ["--config", "ila72", "--job", "3", "--history-seeds", "0-2"],
+            "--job 3: not the same job at every seed of --config ila72 (seed 0 teragen (600 "
+            "maps, 0 reduces, 76800 MB), seed 1 kmeans (1 maps, 1 reduces, 128 MB))",
+        ),
         (["--job", "0", "--samples", "0"], "--samples 0: expected an integer from 1 to"),
         (["--job", "0", "--history-seeds", "3-1"], "--history-seeds '3-1': the range 3-1"),
     ],
 )
 def test_cli_predict_bad_input_is_one_line(args, expect, capsys):
-    assert cli.main(["predict", "--config", "lee-gpu", *args]) == 2
+    assert cli.main(["predict", "--config", "lee-gpu", *args]) == 2  # a later --config wins
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"mrgym: error: {expect}"), err

@@ -4,6 +4,7 @@ the full simulator, the GA on a toy problem with a known optimum, the comparator
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -232,3 +233,40 @@ def test_random_best_scores_the_requested_candidates():
     assert len(t["predicted"]) == 40 and t["best_jct"] == min(t["predicted"])
     assert predict_jct("tara80", h) == pytest.approx(t["best_jct"])
     assert genetic_search(problem(small()), 0, GAParams(generations=1)).evaluated == 110
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"population": 0}, "population 0: expected an integer >= 1"),
+        ({"generations": -1}, "generations -1: expected an integer >= 0"),
+        ({"offspring_rate": 0}, "offspring_rate 0: expected a fraction in (0, 1]"),
+        ({"offspring_rate": 1.5}, "offspring_rate 1.5: expected a fraction in (0, 1]"),
+        ({"tournament": 0}, "tournament 0: expected an integer >= 1"),
+        ({"weak_share": 1.0}, "weak_share 1.0: expected a fraction in [0, 1)"),
+        ({"p_swap": 0.9}, "p_swap 0.9: expected a probability in [0, 1 - p_mutation"),
+        ({"time_limit_s": 0}, "time_limit_s 0: expected None or seconds > 0"),
+        ({"populaton": 5}, "populaton: not a TARA parameter"),
+    ],
+)
+def test_ga_parameters_are_validated(kw, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        placement(small(), "tara", **kw)
+
+
+def test_one_server_pool_is_placed_without_crossover_or_swap():
+    sc = {
+        "name": "one",
+        "cluster": {
+            "racks": 1,
+            "hosts": [{"count": 1, "type": "generic-4core", "vms_per_host": 0}],
+            "provision": {"vms": 1, "placement": "round-robin"},
+        },
+        "hdfs": {"replication": 1},
+        "workload": {"kind": "jobs", "jobs": [{"profile": "sort", "maps": 4, "reduces": 1}]},
+    }
+    t: dict = {}
+    # 30 offspring per generation, a third of them crossovers: rng.integers(1, 1) would raise
+    h = placement(sc, "tara", seed=0, population=10, offspring_rate=1.0, generations=3, trace=t)
+    assert h == [0] and t["evaluated"] == 10 + 3 * 10
+    assert placement(sc, "rr-r") == placement(sc, "h-2") == [0]

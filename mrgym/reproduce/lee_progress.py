@@ -225,11 +225,22 @@ def lee_ps_share(seeds: list[int], out: Path) -> Result:
         "from each run's own task log (CR = 1 / mean map duration per host)."
     )
     if better and not full:
-        why += (
-            " Σ PS rises because Crypto's maps move to the GPU node, but Sort stays under "
-            "0.5: it declines slots of the node it measures slower on (see lee-ps-jct), so "
-            "its share is not topped up to Crypto's, as Fig. 4.7 shows it."
-        )
+        short = [
+            f"Σ PS stays under 1 ({total[ps].mean:.2f})" if total[ps].mean < 1.0 else "",
+            *(
+                f"{j.capitalize()} stays under 0.5 ({cis[ps, j].mean:.2f})"
+                for j in jobs
+                if cis[ps, j].mean < 0.5
+            ),
+        ]
+        up = cis[ps, "crypto"].mean > cis[fair, "crypto"].mean
+        how = " as Crypto's maps move to the GPU node (Crypto's PS rises)" if up else ""
+        why += f" Σ PS rises{how}, but " + " and ".join(x for x in short if x) + "."
+        if cis[ps, "sort"].mean < 0.5:
+            why += (
+                " Sort declines slots of the node it measures slower on (see lee-ps-jct), "
+                "so its share is not topped up to Crypto's, as Fig. 4.7 shows it."
+            )
     fig, ax = figure(4.6, 3.2)
     x = np.arange(len(SCHEDS))
     bottom = np.zeros(len(SCHEDS))
