@@ -4,8 +4,10 @@
     python benchmarks/bench_sim.py --scenario ila72 --scheduler fifo --repeat 3
     python benchmarks/bench_sim.py --profile 25          # + the top 25 functions by own time
 
-Prints tasks/s (completed task attempts per wall-second), SimPy events/s, heartbeats and
-scheduler decisions, and the fluid model's rate updates.
+Prints tasks/s (completed task attempts per wall-second and per CPU-second), SimPy
+events/s, heartbeats and scheduler decisions, the fluid model's rate updates, the per-task
+counters (events, rate updates, heartbeats per completed attempt) and, with ``--profile``,
+the split of own time by part (fluid model, attempts, heartbeats, SimPy, ...).
 """
 
 from __future__ import annotations
@@ -18,18 +20,50 @@ import time
 
 from mrgym.runner import build_simulation
 
+# own time by part, for the profile split: (label, substring of the code's file path)
+PARTS = (
+    (
+        "fluid model (execution, cpu, topology)",
+        ("sim/execution.py", "sim/cpu.py", "sim/topology.py"),
+    ),
+    ("attempts + shuffle", ("sim/attempts.py",)),
+    ("heartbeats", ("sim/heartbeats.py",)),
+    ("tracker + choice + hdfs", ("sim/tracker.py", "sim/choice.py", "sim/hdfs.py")),
+    ("scheduler (baselines)", ("baselines/",)),
+    ("SimPy", ("simpy/",)),
+)
+
+
+def profile_split(stats: pstats.Stats) -> list[tuple[str, float]]:
+    """Each part's share of the profiled own time (the rest is builtins and others)."""
+    total = 0.0
+    by = dict.fromkeys([p for p, _ in PARTS] + ["other"], 0.0)
+    for (path, _line, _fn), row in stats.stats.items():  # type: ignore[attr-defined]
+        tt = row[2]
+        total += tt
+        for label, keys in PARTS:
+            if any(k in path for k in keys):
+                by[label] += tt
+                break
+        else:
+            by["other"] += tt
+    return [(k, v / total if total else 0.0) for k, v in by.items()]
+
 
 def run_once(scenario: str, scheduler: str, seed: int) -> dict:
     t0 = time.perf_counter()
     sim = build_simulation(scenario, scheduler, seed)
     t1 = time.perf_counter()
+    c1 = time.process_time()
     sim.run()
+    c2 = time.process_time()
     t2 = time.perf_counter()
     events = next(sim.env._eid)  # SimPy's running event id: events scheduled so far
     tasks = sum(1 for a in sim.attempts if a.end_s is not None)
     return {
         "build_s": t1 - t0,
         "run_s": t2 - t1,
+        "cpu_s": c2 - c1,
         "tasks": tasks,
         "events": events,
         "heartbeats": sim.beats.n_heartbeats,
@@ -66,7 +100,13 @@ def main() -> None:
     )
     print(f"  events per wall-s   {r['events'] / r['run_s']:,.0f}   ({r['events']:,} SimPy events)")
     print(f"  heartbeats          {r['heartbeats']:,}   decisions {r['decisions']:,}")
+    print(f"  tasks per CPU-s     {r['tasks'] / r['cpu_s']:,.0f}   (run only)")
     print(f"  rate updates        {r['rate_updates']:,}")
+    n = max(r["tasks"], 1)
+    print(
+        f"  per task            {r['events'] / n:.1f} events, {r['rate_updates'] / n:.1f} rate "
+        f"updates, {r['heartbeats'] / n:.2f} heartbeats"
+    )
     if a.profile:
         prof = cProfile.Profile()
         sim = build_simulation(a.scenario, a.scheduler, a.seed)
@@ -74,8 +114,12 @@ def main() -> None:
         sim.run()
         prof.disable()
         out = io.StringIO()
-        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(a.profile)
+        stats = pstats.Stats(prof, stream=out)
+        stats.sort_stats("tottime").print_stats(a.profile)
         print(out.getvalue())
+        print("profile split (own time):")
+        for label, share in profile_split(stats):
+            print(f"  {label:40s} {100 * share:5.1f} %")
 
 
 if __name__ == "__main__":

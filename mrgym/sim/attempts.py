@@ -199,11 +199,13 @@ class AttemptRunner(Part):
                 h = o.vm.host
                 key = ("host",) if h is vm.host else ("rack", h.rack.id)
                 groups.setdefault(key, []).append(o)
-            order = sorted(groups.items(), key=lambda kv: -sum(o.mb for o in kv[1]))
+            # each group's MB summed once (the same sum, in the same order, as before)
+            sums = {key: sum([o.mb for o in items]) for key, items in groups.items()}
+            order = sorted(groups.items(), key=lambda kv: -sums[kv[0]])
             take = order[: self.params.parallel_copies]
             works, batch = [], []
             for key, items in take:
-                mb = sum(o.mb for o in items) / n_red
+                mb = sums[key] / n_red
                 if key[0] == "host":
                     links = (vm.host.disk,)
                 else:

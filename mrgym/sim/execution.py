@@ -56,6 +56,7 @@ class Work:
         "active",
         "dom0_hosts",
         "tag",
+        "write",
         "absorbed",
     )
 
@@ -77,6 +78,7 @@ class Work:
         self.active = False
         self.dom0_hosts: tuple[Host, ...] = ()
         self.tag = None
+        self.write = False  # tag in WRITE_TAGS (kept with the tag by FluidEngine.flow)
         self.absorbed: tuple = ()  # page caches that took this write (writeback.py)
 
     def remaining_at(self, now: float) -> float:
@@ -110,6 +112,7 @@ class FluidEngine:
         what the flow is for monitoring: read, write or shuffle."""
         w = Work("flow", mb, self.env.event(), factor)
         w.tag = tag
+        w.write = tag in WRITE_TAGS
         w.links = links
         w.dom0_hosts = dom0_hosts
         if mb <= EPS or not links:
@@ -137,7 +140,7 @@ class FluidEngine:
         now = self.env.now
         w.active = True
         w.t_last = now
-        writes = w.tag in WRITE_TAGS
+        writes = w.write
         for link in w.links:
             link.flows[w] = None
             if writes:
@@ -166,7 +169,7 @@ class FluidEngine:
         w.rate = 0.0
         w.due = INF
         if w.kind == "flow":
-            writes = w.tag in WRITE_TAGS
+            writes = w.write
             for link in w.links:
                 del link.flows[w]
                 if writes:
@@ -250,7 +253,7 @@ class FluidEngine:
                 # rule as below, per flow with its class's share
                 lim, lim_w = old * (1.0 - 1e-12), old_w * (1.0 - 1e-12)
                 for f in link.flows:
-                    if f.tag in WRITE_TAGS:
+                    if f.write:
                         if (sw < old_w and f.base > sw) or (sw > old_w and f.base >= lim_w):
                             affected[f] = None
                     elif (s < old and f.base > s) or (s > old and f.base >= lim):
@@ -266,10 +269,14 @@ class FluidEngine:
                         affected[f] = None
         if new is not None:
             affected[new] = None
-        set_rate = self.set_rate
+        # set_rate(f, base * factor, now) for each, inlined (the hottest loop of a run):
+        # the same operations in the same order, so the results are bit for bit the same
+        heap = self._heap
+        push = heapq.heappush
+        n = 0
         for f in affected:
             rate = INF
-            if f.tag in WRITE_TAGS:
+            if f.write:
                 for link in f.links:
                     c = link.cur_w
                     if c < rate:
@@ -280,7 +287,24 @@ class FluidEngine:
                     if c < rate:
                         rate = c
             f.base = rate
-            set_rate(f, rate * f.factor, now)
+            rate = rate * f.factor
+            r0 = f.rate
+            if rate == r0 and f.version:
+                continue
+            if r0:
+                rem = f.remaining - r0 * (now - f.t_last)
+                f.remaining = 0.0 if rem < 0.0 else rem
+            f.t_last = now
+            f.rate = rate
+            f.version += 1
+            n += 1
+            if rate > 0.0:
+                t = now + f.remaining / rate
+                if t < f.due:
+                    f.due = t
+                    self._seq += 1
+                    push(heap, (t, self._seq, f))
+        self.n_rate_updates += n
 
     def set_rate(self, w: Work, rate: float, now: float) -> None:
         if rate == w.rate and w.version:

@@ -178,9 +178,19 @@ class Dispatcher(Part):
         heap = self._beats
         vms = self.topo.vms
         hb = self.hb
+        tracker = self.tracker
         while True:
             if not heap:
                 yield self._wait(None)
+                continue
+            if not (
+                tracker.n_pending_maps > 0
+                or tracker.n_ready_reduces > 0
+                or (self.scheduler.speculates and tracker.n_running > 0)
+            ):
+                # No VM has work (has_work is False for all): the loop below would pop
+                # every entry in turn and park the live VMs; do it at once.
+                self._park_all()
                 continue
             t, vid = heap[0]
             vm = vms[vid]
@@ -197,6 +207,17 @@ class Dispatcher(Part):
             heapq.heapreplace(heap, (t + hb, vid))  # parked lazily if idle by then
             self.request_heartbeat(vm)
 
+    def _park_all(self) -> None:
+        """Empty the heap, parking its live VMs (as popping each idle entry would)."""
+        vms = self.topo.vms
+        parked = self._parked
+        for _t, vid in self._beats:
+            vm = vms[vid]
+            if vm.alive:
+                parked[vid] = vm
+        self._beats.clear()
+        self._in_heap.clear()
+
     def _wait(self, dt: float | None) -> simpy.Event:
         ev = self.env.event()
         self._disp_ev = ev
@@ -206,8 +227,46 @@ class Dispatcher(Part):
         return ev
 
     def wake_all(self) -> None:
-        """New work appeared: parked VMs that can take some of it go back on the heap."""
-        if self._parked:
-            for vm in list(self._parked.values()):
-                if self.needs_beat(vm):
-                    self.schedule_beat(vm)
+        """New work appeared: parked VMs that can take some of it go back on the heap.
+
+        Equivalent to ``schedule_beat`` on each parked VM that needs a beat, batched: the
+        heap's keys ``(t, vm id)`` are unique, so the order of pops does not depend on the
+        order of pushes, and one heapify replaces thousands of pushes."""
+        parked = self._parked
+        if not parked:
+            return
+        tr = self.tracker
+        pm = tr.n_pending_maps > 0
+        rr = tr.n_ready_reduces > 0
+        spec = self.scheduler.speculates and tr.n_running > 0
+        if not (pm or rr or spec):
+            return  # has_work is False for every VM
+        hb = self.hb
+        now = self.env.now
+        ceil = math.ceil
+        in_heap = self._in_heap
+        new: list[tuple[float, int]] = []
+        for vid, vm in parked.items():
+            # schedule_beat's checks and needs_beat(vm), inlined
+            if vid in in_heap or not vm.alive or vm.paused or vm.host.evicting:
+                continue
+            fm, fr = vm.free_map, vm.free_reduce
+            if not ((fm > 0 and pm) or (fr > 0 and rr) or (spec and fm + fr > 0)):
+                continue
+            # _next_grid(vm, now), inlined
+            k = ceil((now - vm.hb_offset) / hb - 1e-9)
+            new.append((vm.hb_offset + max(k, 0) * hb, vid))
+            in_heap.add(vid)
+        if not new:
+            return
+        for _t, vid in new:
+            del parked[vid]
+        heap = self._beats
+        if len(new) > 8:
+            heap.extend(new)
+            heapq.heapify(heap)
+        else:
+            for e in new:
+                heapq.heappush(heap, e)
+        if min(new)[0] < self._disp_target:
+            self._poke()

@@ -21,6 +21,7 @@ makes identical decisions under ``run_sim`` and ``run_episode``.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import simpy
@@ -41,6 +42,9 @@ from mrgym.sim.view import ClusterView
 from mrgym.sim.writeback import WriteCache
 
 __all__ = ["InvalidDecision", "Simulation"]
+
+# gc thresholds during ``run`` (generation 0 allocations, then 1 and 2 collections)
+GC_THRESHOLD = (20000, 50, 50)
 
 
 class Simulation:
@@ -236,7 +240,22 @@ class Simulation:
         return self.beats.open(vm)
 
     def run(self) -> None:
-        """Simulate the whole episode with ``self.scheduler`` deciding every slot."""
+        """Simulate the whole episode with ``self.scheduler`` deciding every slot.
+
+        The cyclic garbage collector only costs time here (nothing is decided by it): the
+        built cluster is frozen out of its scans, and its young-generation threshold is
+        raised for the run, cutting full collections from ~13 to ~2 on ila2400 (the
+        process's settings are restored after)."""
         decide = self.scheduler.decide
-        while (vm := self.advance()) is not None:
-            self.beats.serve(vm, decide)
+        old = gc.get_threshold()
+        mine = gc.get_freeze_count() == 0  # leave a caller's own frozen objects frozen
+        if mine:
+            gc.freeze()
+        gc.set_threshold(max(old[0], GC_THRESHOLD[0]), *GC_THRESHOLD[1:])
+        try:
+            while (vm := self.advance()) is not None:
+                self.beats.serve(vm, decide)
+        finally:
+            gc.set_threshold(*old)
+            if mine:
+                gc.unfreeze()
