@@ -2,10 +2,12 @@
 
 mrgym simulate --config ila72 --scheduler dl-sched --seed 0 [--json] [--log tasks.csv]
 mrgym compare --config ila72 --seeds 0-4 [--schedulers all] [--models M.zip] [--out DIR]
+              [--workers N] [--backend process|ray] [--address ADDR]
 mrgym bench --config ila72 [--skip-sim]    # env steps/s and run_sim tasks/s
 mrgym train --config configs/train/maskable_ppo_ila72.yaml [--steps N] [--resume RUN]
 mrgym evaluate --model runs/RUN [--seeds 100-109] [--csv FILE]
 mrgym reproduce --paper all --seeds 3 --out .   # REPRODUCTION.md + reproduction/
+mrgym tune --config configs/train/ppo_ila72.yaml --samples 8   # Ray Tune + Optuna + ASHA
 mrgym predict --config lee-gpu --job 1 [--samples K] [--history-seeds 0-9]  # Lee ch. 5
 mrgym scenarios            # bundled scenarios, one line each
 mrgym schedulers           # registered scheduler names (mrgym.registry)
@@ -71,6 +73,30 @@ def version() -> str:
         return __version__
 
 
+def add_sweep_options(p: argparse.ArgumentParser, unit: str) -> None:
+    """``--workers``, ``--backend``, ``--address`` (:mod:`mrgym.sweep`)."""
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help=f"parallel workers, one {unit} each; 1 runs in this process (default: all "
+        "cores; with --address: no cap on the cluster's tasks in flight)",
+    )
+    p.add_argument(
+        "--backend",
+        default="process",
+        choices=["process", "ray"],
+        help=f"process: a local process pool; ray: one Ray task per {unit}",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --backend ray: join this Ray cluster (HOST:6379 or ray://HOST:10001; "
+        "RAY_ADDRESS too) instead of starting a local one; its token comes from "
+        "RAY_AUTH_TOKEN or ~/.ray/auth_token",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mrgym",
@@ -120,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--tensorboard", metavar="DIR", help="also write every policy's mr/ tags under DIR"
     )
+    add_sweep_options(c, "run")
     c.set_defaults(func=cmd_compare)
     b = sub.add_parser(
         "bench",
@@ -194,7 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for REPRODUCTION.md and reproduction/ (its old PNGs and results.json "
         "are replaced)",
     )
+    add_sweep_options(r, "claim group")
     r.set_defaults(func=cmd_reproduce)
+    from mrgym.cli_tune import add_parser as add_tune
+
+    add_tune(sub, HelpFormatter)
     from mrgym.cli_predict import add_parser as add_predict
 
     add_predict(sub, HelpFormatter)

@@ -195,13 +195,31 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for n in names:
         registry.make(n)  # fail early on an unknown name
     policies: list = list(names)
+    workers, backend, address = sweep_options(args)
     if args.models:
         from agents.train import ModelFactory
+        from mrgym.sweep import ModelSpec
 
-        policies += [ModelFactory(m) for m in args.models.split(",")]
+        for m in args.models.split(","):
+            f = ModelFactory(m)  # loaded here: a bad path fails now, and its step count
+            # is known to --tensorboard; parallel workers load it again from its path
+            serial = backend == "process" and workers == 1
+            policies.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name))
+    stream = CsvStream(out / "results.csv", lambda: _clear(out))
     try:
-        rows = evaluate(policies, [sc], seeds, progress=True, keep_logs=True)
+        rows = evaluate(
+            policies,
+            [sc],
+            seeds,
+            progress=True,
+            keep_logs=True,
+            workers=workers,
+            backend=backend,
+            address=address,
+            on_row=stream.write,
+        )
     except EvaluationInterrupted as e:
+        stream.close()
         # the finished runs may be minutes of work: save them, say where, stop in one line
         if e.rows:
             _clear(out)
@@ -211,16 +229,62 @@ def cmd_compare(args: argparse.Namespace) -> int:
             kept = "none had finished, nothing written"
         print(f"mrgym: interrupted after {len(e.rows)} of {e.total} runs; {kept}", file=sys.stderr)
         return 130
+    stream.close()
     if args.tensorboard:
         write_tensorboard(rows, args.tensorboard)
     _clear(out)
-    write_csv(rows, out / "results.csv")
+    write_csv(rows, out / "results.csv")  # in grid order: the file a serial run writes
     paths = plot(rows, out, job_jcts(rows))
     n = len(seeds)
     print(f"{sc.name}, {n} seed{'s' if n != 1 else ''} ({format_seeds(seeds)})\n")
     print(markdown_table(summarize(rows)))
     print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
     return 0
+
+
+def sweep_options(args: argparse.Namespace) -> tuple[int, str, str | None]:
+    """``--workers`` (default: every core; with ``--address`` no cap), ``--backend``,
+    ``--address`` of ``compare`` and ``reproduce``."""
+    from mrgym.sweep import default_workers
+
+    backend = getattr(args, "backend", "process")
+    address = getattr(args, "address", None)
+    workers = getattr(args, "workers", None)
+    if address and backend != "ray":
+        raise ValueError("--address: only with --backend ray")
+    if workers is None:
+        workers = 1_000_000 if address else default_workers()
+    if workers < 1:
+        raise ValueError(f"--workers {workers}: expected at least 1")
+    return workers, backend, address
+
+
+class CsvStream:
+    """Rows appended to ``path`` as the runs finish (finish order), so that a long sweep's
+    results are on disk before it ends; ``compare`` rewrites the file in grid order at the
+    end.  ``before`` runs at the first row (clearing an old run's files then, not before:
+    a sweep stopped before any run finished leaves the old results alone)."""
+
+    def __init__(self, path: Path, before=None):
+        self.path, self.before = path, before
+        self.fh = None
+        self.writer: csv.DictWriter | None = None
+
+    def write(self, row: dict[str, Any]) -> None:
+        if self.writer is None:
+            if self.before is not None:
+                self.before()
+            self.fh = open(self.path, "w", newline="")  # noqa: SIM115 - open across calls
+            keys = [k for k in row if not k.startswith("_")]
+            self.writer = csv.DictWriter(self.fh, fieldnames=keys, extrasaction="ignore")
+            self.writer.writeheader()
+        self.writer.writerow(row)
+        self.fh.flush()
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
 
 
 def _clear(out: Path) -> None:
@@ -317,7 +381,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if (out / REPORT).exists():  # said before the runs, so there is time to Ctrl-C
         print(f"mrgym: --out {out}: replacing its {REPORT} and {PLOTS}/", file=sys.stderr)
-    path, outcomes = reproduce(args.paper, args.seeds, out, progress=True)
+    workers, backend, address = sweep_options(args)
+    path, outcomes = reproduce(
+        args.paper,
+        args.seeds,
+        out,
+        progress=True,
+        workers=workers,
+        backend=backend,
+        address=address,
+    )
     print(table(outcomes))
     plots = sum(o.result.plot is not None for o in outcomes)
     print(f"\nwrote {path}, {plots} plot(s) and results.json in {out / PLOTS}/")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mrgym.plots import (  # noqa: F401 - re-exported
@@ -72,47 +72,74 @@ def evaluate(
     progress: Progress = False,
     env_kwargs: dict | None = None,
     keep_logs: bool = False,
+    workers: int = 1,
+    backend: str = "process",
+    address: str | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every policy on every scenario and seed; one flat row per run.
 
     ``progress``: ``True`` shows a bar on a terminal and one stderr line per finished run
     otherwise (``[3/14] fair ila72 seed 2: 1.2 s``); ``"bar"``/``"lines"`` force one.
-    Ctrl-C raises :class:`EvaluationInterrupted` with the finished rows."""
+    ``workers``/``backend``/``address``: run the grid in parallel (:mod:`mrgym.sweep`: a
+    ``spawn`` process pool, or Ray); the rows come back in the serial order whatever order
+    the runs finish in, so the table is the same (``wall_s`` aside).  ``on_row(row)`` is
+    called on each row as it arrives (finish order), e.g. to stream it to a file.
+    Ctrl-C raises :class:`EvaluationInterrupted` with the finished rows (grid order)."""
+    from mrgym.sweep import Task, run_grid
+
     policies, scenarios, seeds = list(policies), list(scenarios), list(seeds)
     runs = [(p, s, seed) for s in scenarios for p in policies for seed in seeds]
+    tasks = [
+        Task(i, p, s, seed, env_kwargs or {}, keep_logs) for i, (p, s, seed) in enumerate(runs)
+    ]
+    serial = backend == "process" and workers == 1
     mode = progress_mode(progress)
     bar = None
     if mode == "bar":
         from tqdm import tqdm
 
         bar = tqdm(total=len(runs), unit="run", desc="evaluate")
-    rows: list[dict[str, Any]] = []
+    got: dict[int, dict[str, Any]] = {}
+    results = run_grid(tasks, workers, backend, address)
     try:
-        for i, (pol, sc, seed) in enumerate(runs, 1):
-            t0 = time.perf_counter()
-            name, metrics, wall, log = _run_one(pol, sc, seed, env_kwargs or {})
-            sc_name = sc if isinstance(sc, str) else getattr(sc, "name", "scenario")
-            row = {"policy": name, "scenario": sc_name, "seed": seed, "wall_s": wall}
-            row.update(flatten(metrics))
-            if keep_logs:
-                row["_jobs"] = log
-            rows.append(row)
+        t0 = time.perf_counter()
+        for n, (i, row) in enumerate(results, 1):
+            got[i] = row
+            if on_row is not None:
+                on_row(row)
+            name, sc_name, seed = row["policy"], row["scenario"], row["seed"]
             if bar is not None:
                 bar.set_postfix_str(f"{name} {sc_name} seed {seed}")
                 bar.update(1)
             elif mode == "lines":
-                took = time.perf_counter() - t0
+                # serial: the time since the last run ended (the run and its row); in
+                # parallel the runs overlap, so the run's own wall time
+                took = time.perf_counter() - t0 if serial else row["wall_s"]
                 print(
-                    f"[{i}/{len(runs)}] {name} {sc_name} seed {seed}: {took:.1f} s",
+                    f"[{n}/{len(runs)}] {name} {sc_name} seed {seed}: {took:.1f} s",
                     file=sys.stderr,
                     flush=True,
                 )
+            t0 = time.perf_counter()
     except KeyboardInterrupt:
-        raise EvaluationInterrupted(rows, len(runs)) from None
+        raise EvaluationInterrupted([got[i] for i in sorted(got)], len(runs)) from None
     finally:
+        results.close()  # a parallel run: cancel what has not started
         if bar is not None:
             bar.close()
-    return rows
+    return [got[i] for i in sorted(got)]
+
+
+def run_row(pol, sc, seed: int, env_kwargs: dict, keep_logs: bool = False) -> dict[str, Any]:
+    """One run of the grid as its flat row (the unit of work of :mod:`mrgym.sweep`)."""
+    name, metrics, wall, log = _run_one(pol, sc, seed, env_kwargs)
+    sc_name = sc if isinstance(sc, str) else getattr(sc, "name", "scenario")
+    row = {"policy": name, "scenario": sc_name, "seed": seed, "wall_s": wall}
+    row.update(flatten(metrics))
+    if keep_logs:
+        row["_jobs"] = log
+    return row
 
 
 def _run_one(pol, sc, seed: int, env_kwargs: dict):

@@ -21,7 +21,8 @@ from mrgym.sim.simulation import Simulation
 # the module, not the function `mrgym.evaluate` that shadows its name on the package
 ev = importlib.import_module("mrgym.evaluate")
 
-COMPARE = ["compare", "--config", "lee-gpu", "--schedulers", "fifo,fair"]
+# --workers 1: these tests check the serial path (in-process monkeypatches, line order)
+COMPARE = ["compare", "--config", "lee-gpu", "--schedulers", "fifo,fair", "--workers", "1"]
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:

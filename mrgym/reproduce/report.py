@@ -48,7 +48,7 @@ COLUMNS = ("paper", "figure/table", "claim", "paper's number", "ours", "verdict"
 FAILED = "experiment failed: "
 
 # modules of this package that hold no claims; every other module is a claim module
-_INFRA = {"claims", "report", "probes", "stats", "ila_runs"}
+_INFRA = {"claims", "report", "probes", "stats", "ila_runs", "parallel"}
 
 VERDICT_RULES = (
     "Each claim states its criterion in its *why* column. **reproduced**: our number meets "
@@ -132,13 +132,23 @@ def run_claims(
     n_seeds: int | None,
     out: Path,
     progress: bool | str = False,
+    workers: int = 1,
+    backend: str = "process",
+    address: str | None = None,
 ) -> list[Outcome]:
     """Run ``claims`` with ``range(n_seeds)`` (each claim's ``default_seeds`` when None),
     their figures going to ``out/reproduction/``.
 
     ``progress``: ``True`` shows a tqdm bar on a terminal and one stderr line per claim
-    otherwise (``[3/9] ila-fig3: reproduced (0.4 s)``), as ``mrgym.evaluate`` does."""
+    otherwise (``[3/9] ila-fig3: reproduced (0.4 s)``), as ``mrgym.evaluate`` does.
+    ``workers`` > 1 or ``backend="ray"``: claim groups in parallel
+    (:mod:`mrgym.reproduce.parallel`), outcomes in the same order."""
     from mrgym.runner import progress_mode
+
+    if workers > 1 or backend != "process":
+        from mrgym.reproduce.parallel import run_claims_parallel
+
+        return run_claims_parallel(list(claims), n_seeds, out, workers, backend, address, progress)
 
     mode = progress_mode(progress)
     (out / PLOTS).mkdir(parents=True, exist_ok=True)
@@ -328,9 +338,13 @@ def reproduce(
     out: str | Path = ".",
     progress: bool | str = False,
     command: str | None = None,
+    workers: int = 1,
+    backend: str = "process",
+    address: str | None = None,
 ) -> tuple[Path, list[Outcome]]:
     """Run the claims of ``paper`` and write the report under ``out``; returns the
-    report's path and the outcomes."""
+    report's path and the outcomes.  ``workers``/``backend``/``address``: see
+    :func:`run_claims` (the report is the same; its wall-clock fields aside)."""
     if n_seeds is not None and n_seeds < 1:
         raise ValueError(f"--seeds {n_seeds}: expected at least 1")
     out = Path(out)
@@ -343,7 +357,7 @@ def reproduce(
             f"--paper {paper}: no claims registered yet (claims exist for: {', '.join(have)})"
         )
     clear_plots(out)
-    outcomes = run_claims(claims, n_seeds, out, progress)
+    outcomes = run_claims(claims, n_seeds, out, progress, workers, backend, address)
     cmd = command or (
         f"mrgym reproduce --paper {paper}"
         + (f" --seeds {n_seeds}" if n_seeds else "")
