@@ -164,7 +164,18 @@ class AttemptRunner(Part):
         have: set[int] = set()
         att.fetched = 0
         att.n_maps = n_maps
-        backlog: list[MapOutput] = []
+        # The backlog (outputs not yet copied, in arrival order) is kept grouped by source
+        # across rounds: a group's MB is summed again only when it grew, and a round costs
+        # its new outputs, not the whole backlog.  Groups are rebuilt from the backlog, as
+        # a fresh grouping would make them, when an output may have left it otherwise than
+        # by a copy (one was lost, a map index came twice) or a VM moved (the keys change).
+        groups: dict[tuple, list[MapOutput]] = {}
+        sums: dict[tuple, float] = {}
+        pos: dict[int, int] = {}  # id(output) -> its place in job.outputs
+        seen: set[int] = set()  # map indices that entered the backlog
+        dup = False
+        epoch: tuple | None = None
+        dyn, paths = self.sim.dynamics, self.topo._path_cache
         cursor = 0
         shuffled = 0.0
         my_rack = vm.host.rack
@@ -180,46 +191,67 @@ class AttemptRunner(Part):
                 if att.outcome != "running":
                     return
             outs = job.outputs
+            here = vm.host
+            fresh = []
             while cursor < len(outs):
                 o = outs[cursor]
-                cursor += 1
                 if not o.lost and o.map_index not in have:
-                    backlog.append(o)
-            backlog = [o for o in backlog if not o.lost and o.map_index not in have]
-            if not backlog:
+                    fresh.append(o)
+                    pos[id(o)] = cursor
+                    if o.map_index in seen:
+                        dup = True
+                    seen.add(o.map_index)
+                cursor += 1
+            now_epoch = (dyn.outputs_lost, paths.generation, here)
+            if dup or now_epoch != epoch:
+                backlog = [o for items in groups.values() for o in items]
+                backlog.sort(key=lambda o: pos[id(o)])
+                backlog += fresh
+                backlog = [o for o in backlog if not o.lost and o.map_index not in have]
+                groups, fresh = {}, backlog
+                sums = {}
+                epoch = now_epoch
+            # group by source: this host (local disk) or a source rack
+            for o in fresh:
+                h = o.vm.host
+                key = ("host",) if h is here else ("rack", h.rack.id)
+                items = groups.get(key)
+                if items is None:
+                    groups[key] = [o]
+                else:
+                    items.append(o)
+                    sums.pop(key, None)
+            if not groups:
                 if job.output_event is None:
                     job.output_event = env.event()
                 yield job.output_event
                 if att.outcome != "running":
                     return
                 continue
-            # group by source: this host (local disk) or a source rack
-            groups: dict[tuple, list[MapOutput]] = {}
-            for o in backlog:
-                h = o.vm.host
-                key = ("host",) if h is vm.host else ("rack", h.rack.id)
-                groups.setdefault(key, []).append(o)
-            # each group's MB summed once (the same sum, in the same order, as before)
-            sums = {key: sum([o.mb for o in items]) for key, items in groups.items()}
+            # each group's MB summed when it changed (the same sum, in the same order)
+            for key, items in groups.items():
+                if key not in sums:
+                    sums[key] = sum([o.mb for o in items])
             order = sorted(groups.items(), key=lambda kv: -sums[kv[0]])
             take = order[: self.params.parallel_copies]
             works, batch = [], []
             for key, items in take:
                 mb = sums[key] / n_red
                 if key[0] == "host":
-                    links = (vm.host.disk,)
+                    links = (here.disk,)
                 else:
                     src = max(items, key=lambda o: o.mb).vm.host
                     # map outputs are served from the page cache: the aggregated copy
                     # crosses the network path minus the source NIC (documented)
-                    links = self.topo.path(src, vm.host)[1:] or (vm.host.nic_down,)
+                    links = self.topo.path(src, here)[1:] or (here.nic_down,)
                 w = self.flow(att, links, mb, job, tag="shuffle")
                 works.append(w)
                 batch.append((items, mb, key))
             att.works = works
             last_round = env.now
-            taken = {id(o) for _, items in take for o in items}
-            backlog = [o for o in backlog if id(o) not in taken]
+            for key, _items in take:
+                del groups[key]
+                del sums[key]
             yield simpy.AllOf(env, [w.event for w in works])
             att.works = []
             att.work = None

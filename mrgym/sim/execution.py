@@ -240,52 +240,70 @@ class FluidEngine:
 
         Only flows whose bottleneck can move are re-rated: when a link's share falls, the
         flows on it running faster than the new share; when it rises, the flows it was
-        limiting.  Flows limited elsewhere keep their rate without a recomputation."""
-        affected: dict[Work, None] = {}
+        limiting.  Flows limited elsewhere keep their rate without a recomputation.
+
+        When every changed share fell (a flow started), a flow's new bottleneck is the
+        smallest fallen share below its old one: its other links were at or above its old
+        share, which exceeds that one.  So the minimum is kept while scanning and taken as
+        is -- the same float the scan of its links would pick.  After a rise (a flow
+        ended) and for ``new``, the minimum over the flow's links is taken as before."""
+        affected: dict[Work, float] = {}
+        get = affected.get
+        rose = False
         for link in links:
             old, old_w = link.cur, link.cur_w
             s, sw = link.shares()
             link.cur, link.cur_w = s, sw
             if s == old and sw == old_w:
                 continue
+            if s > old or sw > old_w:
+                rose = True
             if s != sw or old != old_w:
                 # a disk with writes: reads and writes have shares of their own; the same
                 # rule as below, per flow with its class's share
                 lim, lim_w = old * (1.0 - 1e-12), old_w * (1.0 - 1e-12)
                 for f in link.flows:
                     if f.write:
-                        if (sw < old_w and f.base > sw) or (sw > old_w and f.base >= lim_w):
-                            affected[f] = None
-                    elif (s < old and f.base > s) or (s > old and f.base >= lim):
-                        affected[f] = None
+                        if sw < old_w and f.base > sw:
+                            if get(f, INF) > sw:
+                                affected[f] = sw
+                        elif sw > old_w and f.base >= lim_w:
+                            affected[f] = INF
+                    elif s < old and f.base > s:
+                        if get(f, INF) > s:
+                            affected[f] = s
+                    elif s > old and f.base >= lim:
+                        affected[f] = INF
             elif s < old:
                 for f in link.flows:
-                    if f.base > s:
-                        affected[f] = None
+                    if f.base > s and get(f, INF) > s:
+                        affected[f] = s
             elif s > old:
                 lim = old * (1.0 - 1e-12)
                 for f in link.flows:
                     if f.base >= lim:
-                        affected[f] = None
-        if new is not None:
-            affected[new] = None
+                        affected[f] = INF
+        if new is not None and new not in affected:
+            affected[new] = INF
         # set_rate(f, base * factor, now) for each, inlined (the hottest loop of a run):
         # the same operations in the same order, so the results are bit for bit the same
         heap = self._heap
         push = heapq.heappush
+        seq = self._seq
         n = 0
-        for f in affected:
-            rate = INF
-            if f.write:
-                for link in f.links:
-                    c = link.cur_w
-                    if c < rate:
-                        rate = c
-            else:
-                for link in f.links:
-                    c = link.cur
-                    if c < rate:
-                        rate = c
+        for f, rate in affected.items():
+            if rose or f is new:
+                rate = INF
+                if f.write:
+                    for link in f.links:
+                        c = link.cur_w
+                        if c < rate:
+                            rate = c
+                else:
+                    for link in f.links:
+                        c = link.cur
+                        if c < rate:
+                            rate = c
             f.base = rate
             rate = rate * f.factor
             r0 = f.rate
@@ -302,8 +320,9 @@ class FluidEngine:
                 t = now + f.remaining / rate
                 if t < f.due:
                     f.due = t
-                    self._seq += 1
-                    push(heap, (t, self._seq, f))
+                    seq += 1
+                    push(heap, (t, seq, f))
+        self._seq = seq
         self.n_rate_updates += n
 
     def set_rate(self, w: Work, rate: float, now: float) -> None:

@@ -115,6 +115,18 @@ CATALOG: dict[str, InstanceType] = {
 }
 
 
+class PathCache(dict):
+    """Paths by (source host id, destination host id).  A live migration clears it
+    (migration.py); ``generation`` counts the clears, so a part that keys its own state
+    on where VMs are (the shuffle's source groups, attempts.py) knows to rebuild it."""
+
+    generation = 0
+
+    def clear(self) -> None:
+        self.generation += 1
+        super().clear()
+
+
 class Link:
     """A shared resource crossed by flows: a disk, a NIC direction, an uplink.
 
@@ -288,7 +300,7 @@ class Topology:
         self.workers = [v for v in vms if v.is_worker]
         self.datanodes = [v for v in vms if v.datanode]
         self.rack_hops = rack_hops  # optional override of rack-to-rack hop counts
-        self._path_cache: dict[tuple[int, int], tuple[Link, ...]] = {}
+        self._path_cache: PathCache = PathCache()
 
     # -- distances ---------------------------------------------------------------------
     def hops(self, a: VM, b: VM) -> int:
