@@ -43,8 +43,8 @@ def _two_hosts(maps: int = 2, **host) -> dict:
     )
 
 
-def test_a_vm_whose_host_fails_during_the_downtime_restarts_unpaused():
-    moved = []
+def _migrate_first(moved: list, downtime_s: float):
+    """Control: migrate the first VM seen running to the other host (once; into ``moved``)."""
 
     def act(view):
         if moved:
@@ -53,9 +53,14 @@ def test_a_vm_whose_host_fails_during_the_downtime_restarts_unpaused():
         if vm is None:
             return []
         moved.append(vm)
-        return [Migrate(vm.id, 1 - vm.host.id, downtime_s=200.0)]
+        return [Migrate(vm.id, 1 - vm.host.id, downtime_s=downtime_s)]
 
-    sim = build_simulation(_two_hosts(), Script(act), 0)
+    return act
+
+
+def test_a_vm_whose_host_fails_during_the_downtime_restarts_unpaused():
+    moved: list = []
+    sim = build_simulation(_two_hosts(), Script(_migrate_first(moved, 200.0)), 0)
     dyn = sim.dynamics
 
     def chaos():
@@ -75,18 +80,8 @@ def test_a_vm_whose_host_fails_during_the_downtime_restarts_unpaused():
 
 
 def test_a_copy_to_a_dying_target_is_cancelled():
-    moved = []
-
-    def act(view):
-        if moved:
-            return []
-        vm = next((v for v in view.topology.workers if v.running), None)
-        if vm is None:
-            return []
-        moved.append(vm)
-        return [Migrate(vm.id, 1 - vm.host.id, downtime_s=1.0)]
-
-    sim = build_simulation(_two_hosts(maps=1), Script(act), 0)
+    moved: list = []
+    sim = build_simulation(_two_hosts(maps=1), Script(_migrate_first(moved, 1.0)), 0)
 
     def chaos():
         yield sim.env.timeout(7.0)  # mid pre-copy

@@ -142,10 +142,22 @@ class Dynamics(Part):
         # a failed host's disk survives the repair unless the scenario says otherwise
         fail = self.scenario.dynamics.failures
         durable = not evicted and (fail is None or fail.keeps_disk)
+        host.evicting = False
+        self._halt(host, outcome)
+        self.hdfs.invalidate()
+        moved = []
+        for vm in host.vms:
+            if vm.datanode:
+                moved += self.hdfs.rereplicate(vm, self.rng.dynamic, durable=durable)
+        self.tracker.reindex(moved)
+        self.beats.wake_all()
+
+    def _halt(self, host: Host, outcome: str) -> None:
+        """Stop a live host now (a failure, an eviction, a release): its attempts end with
+        ``outcome`` and the map outputs it held for unfinished jobs are lost and re-run."""
         now = self.env.now
         host.cpu.account(now)
         host.alive = False
-        host.evicting = False
         host.up_seconds += now - host.up_since
         self.caches[host.id].drop()
         for vm in host.vms:
@@ -166,15 +178,8 @@ class Dynamics(Part):
                                 if a.outcome == "success":
                                     a.outcome = "lost_output"
                             job.maps_done -= 1
-                            t.state = RUNNING  # so _requeue accepts it
+                            t.state = RUNNING  # so requeue accepts it
                             self.tracker.requeue(t)
-        self.hdfs.invalidate()
-        moved = []
-        for vm in host.vms:
-            if vm.datanode:
-                moved += self.hdfs.rereplicate(vm, self.rng.dynamic, durable=durable)
-        self.tracker.reindex(moved)
-        self.beats.wake_all()
 
     def end_soon(self):
         yield self.env.timeout(0)  # after the eviction's own bookkeeping
@@ -327,30 +332,7 @@ class Dynamics(Part):
         host.evicting = False
         if not host.alive:  # down for repair: already without tasks or outputs
             return
-        host.cpu.account(now)
-        host.alive = False
-        host.up_seconds += now - host.up_since
-        self.caches[host.id].drop()
-        for vm in host.vms:
-            vm.alive = False
-            self.beats._parked.pop(vm.id, None)
-            for att in list(vm.running):
-                self.tracker.kill(att, "decommissioned")
-            for job in self.tracker.active_list:
-                if not job.reduces or job.reduces_done == len(job.reduces):
-                    continue
-                for o in job.outputs:
-                    if o.vm is vm and not o.lost:
-                        o.lost = True
-                        self.outputs_lost += 1
-                        t = job.maps[o.map_index]
-                        if t.state == DONE:
-                            for a in t.attempts:
-                                if a.outcome == "success":
-                                    a.outcome = "lost_output"
-                            job.maps_done -= 1
-                            t.state = RUNNING  # so requeue accepts it
-                            self.tracker.requeue(t)
+        self._halt(host, "decommissioned")
         self.beats.wake_all()
 
     def interactive(self, app: InteractiveApp):
