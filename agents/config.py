@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agents.pretrain import PretrainConfig
 from mrgym.envs.actions import MAX_JOB_SLOTS
 
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
@@ -27,6 +28,19 @@ class EnvConfig(BaseModel):
     speculation: bool = False
     work_conserving: bool = True
     max_sim_time_s: float | None = Field(None, gt=0)
+    # domain randomization (agents/randomize.py): each training episode draws a variant of
+    # the scenario (cluster size, interference, background traffic, arrival rate); the
+    # held-out evaluation stays on the scenario itself.  {} takes the default ranges.
+    randomize: dict[str, Any] | None = None
+
+    @field_validator("randomize")
+    @classmethod
+    def _check_randomize(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None:
+            from agents.randomize import RandomizationSpec
+
+            RandomizationSpec.from_dict(v)  # a ValueError names randomize.KEY
+        return v
 
 
 class EvalConfig(BaseModel):
@@ -50,6 +64,8 @@ class TrainConfig(BaseModel):
     # workers need the other cores
     torch_threads: int = Field(1, ge=1)
     eval: EvalConfig = EvalConfig()
+    # behaviour cloning of a baseline before RL (agents/pretrain.py); None: start at random
+    pretrain: PretrainConfig | None = None
 
 
 def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
@@ -70,3 +86,26 @@ def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None)
         key = ".".join(str(x) for x in err["loc"])
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         raise TrainConfigError(f"{p.name}: {key}: {msg}, got {short(err.get('input'))}") from None
+
+
+def seed_groups(configs: dict[str, TrainConfig]) -> dict[str, str]:
+    """Models trained alike from different seeds: label -> group name, for the models whose
+    configs are equal apart from ``seed`` and ``name`` and that have company (a group of
+    one is left out).  The group's name is the run names' longest common prefix, without
+    a trailing ``-``, ``_`` or ``seed``/``s`` marker, else the first label."""
+    import json
+    import os
+    import re
+
+    by: dict[str, list[str]] = {}
+    for label, cfg in configs.items():
+        key = json.dumps(cfg.model_dump(exclude={"seed", "name"}), sort_keys=True, default=str)
+        by.setdefault(key, []).append(label)
+    out: dict[str, str] = {}
+    for labels in by.values():
+        if len(labels) < 2:
+            continue
+        name = re.sub(r"([-_.]?(seed|s))?[-_.]*$", "", os.path.commonprefix(labels))
+        for lab in labels:
+            out[lab] = name or labels[0]
+    return out

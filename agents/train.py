@@ -66,9 +66,16 @@ def make_vec(cfg: TrainConfig):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     cls = SubprocVecEnv if cfg.n_envs > 1 else DummyVecEnv
-    return make_vec_env(
-        ENV_ID, n_envs=cfg.n_envs, seed=cfg.seed, vec_env_cls=cls, env_kwargs=env_kwargs(cfg)
-    )
+    kw = env_kwargs(cfg)
+    if cfg.env.randomize is not None:  # kept out of env_kwargs: evaluation runs the scenario
+        from agents.randomize import make_randomized_env
+
+        kw["base_config"] = kw.pop("config")
+        kw["spec"] = cfg.env.randomize
+        return make_vec_env(
+            make_randomized_env, n_envs=cfg.n_envs, seed=cfg.seed, vec_env_cls=cls, env_kwargs=kw
+        )
+    return make_vec_env(ENV_ID, n_envs=cfg.n_envs, seed=cfg.seed, vec_env_cls=cls, env_kwargs=kw)
 
 
 def resolve_model_path(path: str | Path) -> Path:
@@ -186,16 +193,13 @@ def train(
     if resume:
         model = algo.load(str(ckpt), env=venv, device="cpu", tensorboard_log=tb)
     else:
-        model = algo(
-            cfg.policy,
-            venv,
-            seed=cfg.seed,
-            device="cpu",
-            verbose=0,
-            tensorboard_log=tb,
-            **cfg.hyperparameters,
-        )
+        from agents.extractors import resolve_policy
+
+        # JobSetPolicy and the "deepsets"/"attention" extractors are named by string in YAML
+        policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
+        model = algo(policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=tb, **hp)
     start = model.num_timesteps
+    bc = _warm_start(model, cfg) if cfg.pretrain and not resume else {}
     metrics_cb = MRMetricsCallback()
     eval_cb = HeldOutEvalCallback(
         lambda: gym.make(ENV_ID, **env_kwargs(cfg)), cfg.eval.seeds, cfg.eval.every_steps
@@ -251,6 +255,7 @@ def train(
         "episodes_finished": metrics_cb.episodes,
         "wall_s": round(wall, 1),
         "steps_per_s": round((model.num_timesteps - start) / wall, 1) if wall > 0 else None,
+        **bc,
     }
     (run_dir / "train_stats.yaml").write_text(yaml.safe_dump(stats, sort_keys=False))
     venv.close()
@@ -266,6 +271,30 @@ def train(
             no_episode_note(model.num_timesteps - start, cfg, metrics_cb, eval_cb), file=sys.stderr
         )
     return run_dir
+
+
+def _warm_start(model, cfg: TrainConfig) -> dict:
+    """Behaviour-clone ``cfg.pretrain.expert`` into the fresh model (agents/pretrain.py) on
+    seeds no evaluation uses (10 000 + 100 x seed + i), and say how well it copied."""
+    from agents.pretrain import clone, collect
+
+    p = cfg.pretrain
+    seeds = [10_000 + 100 * cfg.seed + i for i in range(p.episodes)]
+    t0 = time.perf_counter()
+    gamma = float(cfg.hyperparameters.get("gamma", 0.99))
+    demos = collect(env_kwargs(cfg), p.expert, seeds, gamma=gamma)
+    out = clone(model, demos, p, seed=cfg.seed)
+    out = {k: round(v, 4) for k, v in out.items()}
+    out["bc_expert"] = p.expert
+    out["bc_inexact"] = demos.inexact
+    out["bc_wall_s"] = round(time.perf_counter() - t0, 1)
+    print(
+        f"train: cloned {p.expert} from {len(demos):,} steps of {p.episodes} episodes: "
+        f"agreement {out['bc_agreement']:.3f}, loss {out['bc_loss']:.3f} "
+        f"({out['bc_wall_s']} s)",
+        file=sys.stderr,
+    )
+    return out
 
 
 def _fresh_run_dir(logdir: Path, name: str) -> Path:
@@ -324,6 +353,7 @@ class ModelFactory:
     def __init__(self, model_path: str | Path, name: str | None = None):
         import mrgym
 
+        self.path = str(model_path)
         self.policy = mrgym.ModelPolicy.load(model_path, name=name)
         self.model, self.name = self.policy.model, self.policy.name
         self.env_kwargs = self.policy.env_kwargs

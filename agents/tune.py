@@ -100,6 +100,7 @@ def run_trial(params: dict[str, Any], base: dict[str, Any], steps: int, rungs: i
     from ray import tune
 
     from agents.callbacks import HeldOutEvalCallback, MRMetricsCallback
+    from agents.extractors import resolve_policy
     from agents.train import ENV_ID, algorithm_class, env_kwargs, make_vec, seed_everything
 
     cfg = trial_config(TrainConfig.model_validate(base), params, n_envs=1)
@@ -107,14 +108,9 @@ def run_trial(params: dict[str, Any], base: dict[str, Any], steps: int, rungs: i
     seed_everything(cfg.seed)
     torch.set_num_threads(1)  # one CPU per trial
     venv = make_vec(cfg)
+    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
     model = algorithm_class(cfg.algorithm)(
-        cfg.policy,
-        venv,
-        seed=cfg.seed,
-        device="cpu",
-        verbose=0,
-        tensorboard_log=str(tb),
-        **cfg.hyperparameters,
+        policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=str(tb), **hp
     )
     held_out = HeldOutEvalCallback(
         lambda: gym.make(ENV_ID, **env_kwargs(cfg)), cfg.eval.seeds, every_steps=10**12

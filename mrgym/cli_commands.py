@@ -237,9 +237,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     paths = plot(rows, out, job_jcts(rows))
     n = len(seeds)
     print(f"{sc.name}, {n} seed{'s' if n != 1 else ''} ({format_seeds(seeds)})\n")
-    print(markdown_table(summarize(rows)))
+    summary = summarize(rows)
+    print(markdown_table(summary))
+    if args.models:
+        _print_training_seed_table(policies, summary)
     print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
     return 0
+
+
+def _print_training_seed_table(policies: list, summary: list) -> None:
+    """Models trained alike from several seeds also get one row per group, with the spread
+    across training seeds (the Learning issue's "mean ± std across seeds")."""
+    import yaml
+
+    from agents.config import TrainConfig, seed_groups
+    from agents.train import find_config, resolve_model_path
+    from mrgym.summary import across_training_seeds, markdown_table
+
+    configs = {}
+    for p in policies:
+        path = getattr(p, "path", None)  # ModelFactory / ModelSpec; baselines are names
+        if path is None:
+            continue
+        cfg_file = find_config(resolve_model_path(path))
+        configs[p.name] = TrainConfig.model_validate(yaml.safe_load(cfg_file.read_text()))
+    grouped = across_training_seeds(summary, seed_groups(configs))
+    if grouped:
+        print("\nAcross training seeds:\n")
+        print(markdown_table(grouped))
 
 
 def sweep_options(args: argparse.Namespace) -> tuple[int, str, str | None]:

@@ -67,6 +67,35 @@ def summarize(rows: list[dict[str, Any]], spread: str = "ci95") -> list[dict[str
     return out
 
 
+def across_training_seeds(
+    summary: list[dict[str, Any]], groups: dict[str, str]
+) -> list[dict[str, Any]]:
+    """One row per group of models trained alike but from different seeds (``groups``:
+    policy label -> group name): each metric is the mean of the models' per-seed means and
+    the sample standard deviation across the models (the training-seed spread, which the
+    evaluation seeds' interval does not show).  Policies not in ``groups`` are left out."""
+    members: dict[tuple, list] = {}
+    for row in summary:
+        g = groups.get(row["policy"])
+        if g is not None:
+            members.setdefault((row["scenario"], g), []).append(row)
+    out = []
+    for (sc, g), rs in members.items():
+        row: dict[str, Any] = {
+            "scenario": sc,
+            "policy": f"{g} ({len(rs)} training seeds)",
+            "seeds": rs[0]["seeds"],
+            "seed_list": rs[0]["seed_list"],
+            "spread": "training-seed std",
+            "models": [r["policy"] for r in rs],
+        }
+        for key in COMPARE_KEYS:
+            vals = np.array([r[key][0] for r in rs if not _nan(r[key][0])], dtype=float)
+            row[key] = (float(vals.mean()), _spread(vals, "std")) if len(vals) else (math.nan,) * 2
+        out.append(row)
+    return out
+
+
 def _nan(x) -> bool:
     return isinstance(x, float) and math.isnan(x)
 
@@ -114,7 +143,14 @@ def markdown_table(summary: list[dict[str, Any]]) -> str:
             else:
                 cells.append(f"{m:,.1f} ± {s:,.1f}")
         lines.append("| " + " | ".join(cells) + " |")
-    note = spread_note(summary)
+    if summary and summary[0].get("spread") == "training-seed std":
+        n = len(summary[0]["models"])
+        note = (
+            "mean over the models of each one's mean over the evaluation seeds "
+            f"± sample standard deviation across the {n} training seeds"
+        )
+    else:
+        note = spread_note(summary)
     return "\n".join(lines) + (f"\n\n{note[0].upper()}{note[1:]}." if note else "")
 
 

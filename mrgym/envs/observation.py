@@ -28,6 +28,7 @@ VM_FEATURE_TABLE = (
     ("host_vm_cpu_frac", "cores all co-hosted VMs use / the host's cores"),
     ("host_dom0_cpu_frac", "Dom0's cores / the host's cores"),
     ("host_disk_util", "the host disk's throughput in use / its capacity (iostat)"),
+    ("host_disk_streams", "log-scaled streams on the host's disk (iostat's queue) / 32"),
     ("host_virtualized", "1: a Xen host (else native)"),
     ("host_gpu", "1: the host has a GPU"),
     ("host_spot", "1: a spot host (evictable)"),
@@ -140,6 +141,8 @@ class ObservationBuilder:
             hm.vm_cpu_cores / cores,
             hm.dom0_cpu_cores / cores,
             hm.disk_util,
+            # with util, how far seeks have cut the disk's throughput (HybridMR's I/O gate)
+            _log_frac(hm.disk_streams, 32.0),
             host.virtualized,
             host.type.gpus > 0,
             host.is_spot,

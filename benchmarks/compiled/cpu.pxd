@@ -1,0 +1,12 @@
+# Augmenting declarations for mrgym/sim/cpu.py (Cython pure mode; the .py is unchanged).
+cimport cython
+
+
+cdef class CpuPool:
+    cdef public object host, engine, params, interactive
+    cdef public dict works, vm_count
+    cdef public long io_streams
+    cdef public double used, t_energy, energy_j, busy_core_s, _demand
+
+    @cython.locals(dt=cython.double)
+    cpdef account(self, double now)

@@ -1,0 +1,122 @@
+"""Imitation warm start (agents/pretrain.py) and the training-seed table of compare."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agents.config import TrainConfig, TrainConfigError, load_train_config, seed_groups
+from agents.pretrain import PretrainConfig, clone, collect
+from mrgym.summary import across_training_seeds, markdown_table
+
+# a short ila72 episode in Fair's own queue order: the expert is always job slot 0's map
+ENV = {"config": "ila72", "queue_order": "deficit", "max_sim_time_s": 150.0}
+
+
+def test_collect_records_the_experts_legal_actions():
+    demos = collect(ENV, "fair", [7], gamma=0.9)
+    n = len(demos)
+    assert n > 100
+    assert demos.obs.shape[0] == demos.masks.shape[0] == n
+    assert demos.inexact == 0  # Fair's choice is always expressible in its queue order
+    assert demos.masks[np.arange(n), demos.actions].all()  # every action was legal
+    # Fair's first job in deficit order is slot 0: launches are the map (0) or reduce (1)
+    assert set(np.unique(demos.actions)) <= {0, 1}
+    # returns are the discounted sums of the (negative) JCT reward
+    assert demos.returns.max() <= 0.0 and demos.returns[0] < demos.returns[-1]
+    again = collect(ENV, "fair", [7], gamma=0.9)
+    assert np.array_equal(again.actions, demos.actions)  # deterministic
+
+
+def test_a_scheduler_with_hooks_is_refused():
+    with pytest.raises(ValueError, match=r"pretrain\.expert: 'hybridmr'"):
+        collect(ENV, "hybridmr", [0])
+
+
+def test_cloning_copies_a_non_trivial_expert():
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    # in arrival order Fair's job is not always slot 0: the policy must read the features
+    env_kw = {**ENV, "queue_order": "arrival"}
+    demos = collect(env_kw, "fair", [3, 4], gamma=0.99)
+    assert len(set(demos.actions.tolist())) > 2
+    env = gym.make("MRCluster-v0", **env_kw)
+    model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu", n_steps=64)
+    choice = demos.masks.sum(axis=1) > 1  # steps where the policy has a choice to copy
+    assert choice.sum() > 50
+
+    def agreement() -> float:
+        pred, _ = model.policy.predict(demos.obs, deterministic=True, action_masks=demos.masks)
+        return float(np.mean(pred[choice] == demos.actions[choice]))
+
+    before = agreement()
+    stats = clone(model, demos, PretrainConfig(epochs=30, value_coef=0.0), seed=0)
+    assert stats["bc_agreement"] > 0.9  # over all steps
+    assert agreement() > max(0.75, before + 0.1)  # measured: 0.65 -> 0.82
+
+
+def test_pretrain_config_is_validated(tmp_path):
+    cfg = TrainConfig.model_validate({"pretrain": {"expert": "delay", "episodes": 2}})
+    assert cfg.pretrain.expert == "delay" and cfg.pretrain.epochs == 10
+    assert TrainConfig().pretrain is None
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("pretrain: {expert: fair, episodes: 0}\n")
+    with pytest.raises(TrainConfigError, match=r"pretrain\.episodes: .*greater than or equal"):
+        load_train_config(bad)
+
+
+def test_models_from_different_seeds_form_one_group():
+    a = TrainConfig(name="bc-s0", seed=0)
+    b = TrainConfig(name="bc-s1", seed=1)
+    other = TrainConfig(name="mlp", seed=0, n_envs=4)
+    groups = seed_groups({"maskable_ppo:bc-s0": a, "maskable_ppo:bc-s1": b, "mlp": other})
+    assert groups == {
+        "maskable_ppo:bc-s0": "maskable_ppo:bc",
+        "maskable_ppo:bc-s1": "maskable_ppo:bc",
+    }
+
+
+def test_training_seed_spread_is_the_std_of_the_model_means():
+    from mrgym.metrics import COMPARE_KEYS
+
+    def row(policy, jct):
+        r = {"scenario": "ila72", "policy": policy, "seeds": 2, "seed_list": [0, 1]}
+        r.update({k: (1.0, 0.1) for k in COMPARE_KEYS})
+        r["mean_jct_s"] = (jct, 5.0)
+        return r
+
+    summary = [row("m-s0", 100.0), row("m-s1", 120.0), row("m-s2", 140.0), row("fair", 150.0)]
+    groups = {"m-s0": "m", "m-s1": "m", "m-s2": "m"}
+    (g,) = across_training_seeds(summary, groups)
+    assert g["policy"] == "m (3 training seeds)"
+    assert g["mean_jct_s"][0] == pytest.approx(120.0)
+    assert g["mean_jct_s"][1] == pytest.approx(20.0)  # sample std of 100, 120, 140
+    assert not math.isnan(g["mean_jct_s"][1])
+    assert "across the 3 training seeds" in markdown_table([g])
+
+
+def test_a_randomized_training_config_trains_on_variants(tmp_path):
+    """env.randomize reaches the training envs (make_vec), not the evaluation kwargs."""
+    from agents.train import env_kwargs, make_vec
+
+    cfg = TrainConfig.model_validate(
+        {"n_envs": 1, "env": {"randomize": {"cluster_scale": [0.5, 2.0]}}}
+    )
+    assert "randomize" not in env_kwargs(cfg) and env_kwargs(cfg)["config"] == "ila72"
+    venv = make_vec(cfg)
+    inner = venv.envs[0]
+    sizes = set()
+    for seed in range(4):
+        inner.reset(seed=seed)
+        sizes.add(len(inner.unwrapped.sim.topo.workers))
+    venv.close()
+    assert len(sizes) > 1  # the cluster size changed between episodes
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("env: {randomize: {cluster_scale: [2, 1]}}\n")
+    with pytest.raises(TrainConfigError, match=r"randomize\.cluster_scale"):
+        load_train_config(bad)
