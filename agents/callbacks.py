@@ -62,8 +62,19 @@ class HeldOutEvalCallback(BaseCallback):
     """Every ``every_steps``, run masked evaluation episodes on fixed held-out seeds through
     the same loop as the baselines (``mrgym.run_episode`` + ``ModelPolicy``)."""
 
-    def __init__(self, make_env, seeds: list[int], every_steps: int, max_steps: int = 200_000):
+    def __init__(
+        self,
+        make_env,
+        seeds: list[int],
+        every_steps: int,
+        max_steps: int = 200_000,
+        best_path: str | None = None,
+    ):
         super().__init__()
+        # model selection on these (validation) seeds: the best evaluation's model is saved
+        # to best_path; an evaluation with an unfinished episode never counts as best
+        self.best_path = best_path
+        self.best: tuple[int, float] | None = None
         self.max_steps = max_steps
         self.make_env = make_env
         self.seeds = seeds
@@ -95,6 +106,7 @@ class HeldOutEvalCallback(BaseCallback):
         env = self.make_env()
         rows = []
         self.episode_steps = []
+        complete = True
         for s in self.seeds:
             # a step cap guards against a deterministic policy that idles for ever
             r = mrgym.run_episode(
@@ -102,6 +114,7 @@ class HeldOutEvalCallback(BaseCallback):
             )
             rows.append(metric_scalars(r.metrics))
             self.episode_steps.append(r.steps)
+            complete &= r.metrics["jobs_completed"] == r.metrics["jobs_submitted"]
         env.close()
         for tag in rows[0]:
             vals = [r[tag] for r in rows if not np.isnan(r[tag])]
@@ -110,6 +123,9 @@ class HeldOutEvalCallback(BaseCallback):
         jct = float(np.mean([r["mean_jct"] for r in rows]))
         self._last = self.num_timesteps
         self.history.append((self.num_timesteps, jct))
+        if self.best_path and complete and (self.best is None or jct < self.best[1]):
+            self.best = (int(self.num_timesteps), jct)
+            self.model.save(self.best_path)
         self.logger.dump(self.num_timesteps)
         return jct
 

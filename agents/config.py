@@ -26,7 +26,8 @@ class EnvConfig(BaseModel):
     queue_order: Literal["arrival", "deficit", "remaining"] = "remaining"
     reward_weights: dict[str, float] = {"jct": 1.0}
     speculation: bool = False
-    work_conserving: bool = True
+    # True: never idle a slot that has work; "cluster": idle slots, never the whole cluster
+    work_conserving: bool | Literal["cluster"] = True
     max_sim_time_s: float | None = Field(None, gt=0)
     # domain randomization (agents/randomize.py): each training episode draws a variant of
     # the scenario (cluster size, interference, background traffic, arrival rate); the

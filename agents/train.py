@@ -111,6 +111,8 @@ def model_label(zip_path: str | Path, cfg: TrainConfig) -> str:
     p = Path(zip_path)
     if p.parent.name == "checkpoints":
         label += f"@{saved_steps(p)}"
+    elif p.name == "best_model.zip":  # the held-out evaluation's pick
+        label += f"@best{saved_steps(p)}"
     return label
 
 
@@ -202,7 +204,10 @@ def train(
     bc = _warm_start(model, cfg) if cfg.pretrain and not resume else {}
     metrics_cb = MRMetricsCallback()
     eval_cb = HeldOutEvalCallback(
-        lambda: gym.make(ENV_ID, **env_kwargs(cfg)), cfg.eval.seeds, cfg.eval.every_steps
+        lambda: gym.make(ENV_ID, **env_kwargs(cfg)),
+        cfg.eval.seeds,
+        cfg.eval.every_steps,
+        best_path=str(run_dir / "best_model.zip"),
     )
     callbacks = [
         metrics_cb,
@@ -257,6 +262,11 @@ def train(
         "steps_per_s": round((model.num_timesteps - start) / wall, 1) if wall > 0 else None,
         **bc,
     }
+    if eval_cb.best is not None:  # best_model.zip: the best held-out evaluation's model
+        stats["best_eval_step"], stats["best_eval_mean_jct_s"] = (
+            eval_cb.best[0],
+            round(eval_cb.best[1], 1),
+        )
     (run_dir / "train_stats.yaml").write_text(yaml.safe_dump(stats, sort_keys=False))
     venv.close()
     if interrupted:

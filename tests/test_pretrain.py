@@ -120,3 +120,30 @@ def test_a_randomized_training_config_trains_on_variants(tmp_path):
     bad.write_text("env: {randomize: {cluster_scale: [2, 1]}}\n")
     with pytest.raises(TrainConfigError, match=r"randomize\.cluster_scale"):
         load_train_config(bad)
+
+
+def test_training_warm_starts_and_keeps_the_best_held_out_model(tmp_path):
+    import yaml
+
+    from agents.train import model_label, train
+
+    cfg = TrainConfig.model_validate(
+        {
+            "name": "bc",
+            "n_envs": 1,
+            "total_steps": 512,
+            "env": {"scenario": "lee-gpu", "job_slots": 4, "queue_order": "deficit"},
+            "hyperparameters": {"n_steps": 256, "batch_size": 64},
+            "pretrain": {"expert": "fair", "episodes": 1, "epochs": 2},
+            "eval": {"seeds": [0], "every_steps": 256},
+            "checkpoint_every_steps": 10_000,
+        }
+    )
+    run = train(cfg, logdir=tmp_path, progress=False)
+    stats = yaml.safe_load((run / "train_stats.yaml").read_text())
+    assert stats["bc_expert"] == "fair" and stats["bc_samples"] > 0
+    assert stats["bc_agreement"] > 0.5
+    assert stats["best_eval_step"] in (256, 512) and stats["best_eval_mean_jct_s"] > 0
+    best = run / "best_model.zip"
+    assert best.is_file()
+    assert model_label(best, cfg).endswith(f"@best{stats['best_eval_step']}")

@@ -35,9 +35,20 @@ def split_action(action: int) -> tuple[int, int]:
     return divmod(action, PER_SLOT)
 
 
+WORK_CONSERVING = (True, False, "cluster")
+
+
+def _any_running(jobs: list[Job]) -> bool:
+    return any(j.running_maps or j.running_reduces for j in jobs)
+
+
 class ActionCodec:
     def __init__(
-        self, job_slots: int, queue_order: str, speculation: bool, work_conserving: bool = False
+        self,
+        job_slots: int,
+        queue_order: str,
+        speculation: bool,
+        work_conserving: bool | str = False,
     ):
         if isinstance(job_slots, bool) or not isinstance(job_slots, (int, np.integer)):
             raise ValueError(f"job_slots: must be an integer >= 1, got {job_slots!r}")
@@ -45,6 +56,10 @@ class ActionCodec:
             raise ValueError(f"job_slots: must be in [1, {MAX_JOB_SLOTS}], got {job_slots}")
         if queue_order not in QUEUE_ORDERS:
             raise ValueError(f"queue_order: must be one of {QUEUE_ORDERS}, got {queue_order!r}")
+        if work_conserving not in WORK_CONSERVING:
+            raise ValueError(
+                f"work_conserving: must be true, false or 'cluster', got {work_conserving!r}"
+            )
         self.k = int(job_slots)
         self.queue_order = queue_order
         self.speculation = speculation
@@ -94,8 +109,12 @@ class ActionCodec:
             slots.append(job)
             if len(slots) == k:
                 break
-        if self.work_conserving and slots:
-            m[self.decline] = False  # a launch is possible: no idling
+        # a launch is possible: no idling ("cluster": no idling of the whole cluster, so a
+        # policy may hold a slot back but never wait with nothing running -- a
+        # deterministic policy could otherwise decline the same state for ever)
+        wc = self.work_conserving
+        if slots and wc and (wc != "cluster" or not _any_running(jobs)):
+            m[self.decline] = False
         return slots, m
 
     def decode(self, action: int, slots: list[Job]) -> Decision:

@@ -70,14 +70,16 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ``3i+2`` launch a speculative copy of its running task of the slot's kind with the
     longest estimated time left.  ``3K`` declines the rest of this heartbeat for the slot's
     kind (always legal, unless ``work_conserving=True``, which masks it whenever a launch is
-    legal so that an agent cannot idle a slot that has work).  ``action_masks()`` and ``info["action_mask"]`` give legality; a
+    legal so that an agent cannot idle a slot that has work; ``work_conserving="cluster"``
+    masks it only while no task runs anywhere, so an agent may hold a slot back, e.g. off a
+    thrashing disk, but never idle the whole cluster).  ``action_masks()`` and ``info["action_mask"]`` give legality; a
     masked action declines and sets ``info["invalid_action"]`` (``invalid_action="raise"``:
     ``ValueError``).  An action that is not an integer of the space raises ``ValueError``.
     ``speculation=False`` masks every speculate action (and a job then takes a slot only
     for a new task); under ``EnvPolicy`` the baseline's own ``speculates`` decides.
 
     ## Observation Space
-    ``Box(0, 1, (15 + 7 + 21 K,), float32)``, every feature normalized: 15 of the
+    ``Box(0, 1, (16 + 7 + 21 K,), float32)``, every feature normalized: 16 of the
     requesting VM and its host, 7 of the cluster, 21 per job slot (zeros when empty).  Each
     feature, named and described once, is listed in ``mrgym.envs.observation``'s docstring
     (generated from its tables; ``env.unwrapped.feature_names`` names every entry).  The
@@ -162,7 +164,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         invalid_action: str = "decline",
         max_sim_time_s: float | None = None,
         speculation: bool = False,
-        work_conserving: bool = True,
+        work_conserving: bool | str = True,
         render_mode: str | None = None,
     ):
         if invalid_action not in ("decline", "raise"):
@@ -273,7 +275,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         self.codec.speculation = proxy.speculates
         # and a baseline may decline a slot that has work (delay scheduling's locality waits):
         # work conservation binds the agent, not a baseline replayed through EnvPolicy
-        self.codec.work_conserving = self.work_conserving and hooks is None
+        self.codec.work_conserving = self.work_conserving if hooks is None else False
         self.sim = Simulation(self.scenario, proxy, ep_seed)
         self.view = self.sim.view
         self._render_layout = self._render_layout_view = None
