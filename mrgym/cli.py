@@ -172,6 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--logdir", default="runs", help="folder for run folders")
     t.add_argument(
+        "--seed",
+        type=int,
+        help="the training seed (default: the config's); the run is named NAME-sSEED, so "
+        "several seeds of one config sit side by side and compare groups them",
+    )
+    t.add_argument(
         "--resume",
         metavar="ZIP_OR_RUN",
         help="continue a run from a checkpoint .zip, its model.zip or the run folder: the step "

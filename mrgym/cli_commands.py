@@ -336,6 +336,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.config is None and args.resume is None:
         raise ValueError("train: give --config, or --resume a checkpoint (its run's config)")
     cfg = load_train_config(args.config) if args.config else None
+    if getattr(args, "seed", None) is not None:
+        if cfg is None:
+            raise ValueError("train: --seed needs --config (a resumed run keeps its seed)")
+        cfg = cfg.model_copy(update={"seed": args.seed, "name": f"{cfg.name}-s{args.seed}"})
     run = train(cfg, steps=args.steps, logdir=args.logdir, resume=args.resume, progress=True)
     print(
         f"model: {run / 'model.zip'}\nconfig: {run / 'config.yaml'}\n"

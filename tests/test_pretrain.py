@@ -147,3 +147,20 @@ def test_training_warm_starts_and_keeps_the_best_held_out_model(tmp_path):
     best = run / "best_model.zip"
     assert best.is_file()
     assert model_label(best, cfg).endswith(f"@best{stats['best_eval_step']}")
+
+
+def test_training_curves_plot_reads_the_held_out_events(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.curves import plot_curves, read_curve
+
+    run = tmp_path / "run-s0"
+    w = SummaryWriter(str(run / "tb" / "run_1"))
+    for step, v in ((100, 180.0), (200, 150.0), (300, 140.0)):
+        w.add_scalar("mr_eval/mean_jct", v, step)
+    w.close()
+    assert read_curve(run) == [(100, 180.0), (200, 150.0), (300, 140.0)]
+    out = plot_curves([run], {"fair": 150.0}, tmp_path / "c.png")
+    assert out.stat().st_size > 5_000
+    with pytest.raises(ValueError, match="no mr_eval/p95_jct"):
+        read_curve(run, "mr_eval/p95_jct")

@@ -1,0 +1,88 @@
+"""Training curves as a picture: held-out mean JCT against steps, one line per run.
+
+    python -m agents.curves runs/bc_fair-s0 runs/bc_fair-s1 --baseline fair=150.0 \
+        --baseline hybridmr=145.4 --out docs/learning_ila72.png
+
+Reads each run's TensorBoard events (``mr_eval/<tag>``, written by the held-out
+evaluation of ``agents.train``) and draws them with the baselines' values (measured on the
+same held-out seeds) as horizontal lines, so a reader sees when, and whether, an agent
+passes a baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def read_curve(run: str | Path, tag: str = "mr_eval/mean_jct") -> list[tuple[int, float]]:
+    """(step, value) of ``tag`` from every event file under ``run``/tb, in step order."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    points: dict[int, float] = {}
+    for folder in sorted((Path(run) / "tb").glob("*")):
+        acc = EventAccumulator(str(folder))
+        acc.Reload()
+        if tag in acc.Tags().get("scalars", []):
+            points.update({int(e.step): float(e.value) for e in acc.Scalars(tag)})
+    if not points:
+        raise ValueError(f"{run}: no {tag} in its TensorBoard events (did it evaluate?)")
+    return sorted(points.items())
+
+
+def plot_curves(
+    runs: list[str | Path],
+    baselines: dict[str, float],
+    out: str | Path,
+    tag: str = "mr_eval/mean_jct",
+    title: str = "",
+) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for run in runs:
+        xs, ys = zip(*read_curve(run, tag), strict=True)
+        ax.plot(xs, ys, marker="o", label=Path(run).name)
+    styles = ("--", ":", "-.")
+    for i, (name, value) in enumerate(baselines.items()):
+        ax.axhline(value, color="grey", linestyle=styles[i % len(styles)], label=name)
+    ax.set_xlabel("training steps")
+    ax.set_ylabel(tag.split("/")[-1].replace("_", " ") + " (s), held-out seeds")
+    ax.set_title(title or tag)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def _baseline(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return name, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--baseline: expected NAME=VALUE, got {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", help="run folders (each with tb/)")
+    ap.add_argument("--baseline", action="append", type=_baseline, default=[])
+    ap.add_argument("--tag", default="mr_eval/mean_jct")
+    ap.add_argument("--title", default="")
+    ap.add_argument("--out", default="learning_curves.png")
+    args = ap.parse_args(argv)
+    path = plot_curves(args.runs, dict(args.baseline), args.out, args.tag, args.title)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
