@@ -114,7 +114,8 @@ class HeldOutEvalCallback(BaseCallback):
             )
             rows.append(metric_scalars(r.metrics))
             self.episode_steps.append(r.steps)
-            complete &= r.metrics["jobs_completed"] == r.metrics["jobs_submitted"]
+            # the whole workload ran: neither the time cap nor the step cap cut it
+            complete &= not r.metrics.get("truncated") and r.steps < self.max_steps
         env.close()
         for tag in rows[0]:
             vals = [r[tag] for r in rows if not np.isnan(r[tag])]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agents.pretrain import PretrainConfig
 from mrgym.envs.actions import MAX_JOB_SLOTS
@@ -27,7 +27,15 @@ class EnvConfig(BaseModel):
     reward_weights: dict[str, float] = {"jct": 1.0}
     speculation: bool = False
     # True: never idle a slot that has work; "cluster": idle slots, never the whole cluster
-    work_conserving: bool | Literal["cluster"] = True
+    work_conserving: bool | str = True
+
+    @field_validator("work_conserving", mode="before")
+    @classmethod
+    def _check_work_conserving(cls, v: Any) -> Any:
+        if isinstance(v, bool) or v == "cluster":
+            return v
+        raise ValueError(f"expected true, false or 'cluster', got {v!r}")
+
     max_sim_time_s: float | None = Field(None, gt=0)
     # domain randomization (agents/randomize.py): each training episode draws a variant of
     # the scenario (cluster size, interference, background traffic, arrival rate); the
@@ -68,6 +76,15 @@ class TrainConfig(BaseModel):
     # behaviour cloning of a baseline before RL (agents/pretrain.py); None: start at random
     pretrain: PretrainConfig | None = None
 
+    @model_validator(mode="after")
+    def _pretrain_needs_a_policy_gradient(self) -> TrainConfig:
+        if self.pretrain is not None and self.algorithm == "dqn":
+            raise ValueError(
+                "pretrain: behaviour cloning needs an actor-critic algorithm "
+                "(maskable_ppo, ppo or a2c), got algorithm dqn"
+            )
+        return self
+
 
 def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
     """Read and validate a training config; every problem is one line naming the file."""
@@ -86,27 +103,47 @@ def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None)
         err = e.errors()[0]
         key = ".".join(str(x) for x in err["loc"])
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        if err["type"] == "value_error":  # our validators' messages say what they got
+            msg = msg.removeprefix("Value error, ")
+            raise TrainConfigError(f"{p.name}: {key + ': ' if key else ''}{msg}") from None
         raise TrainConfigError(f"{p.name}: {key}: {msg}, got {short(err.get('input'))}") from None
 
 
 def seed_groups(configs: dict[str, TrainConfig]) -> dict[str, str]:
-    """Models trained alike from different seeds: label -> group name, for the models whose
-    configs are equal apart from ``seed`` and ``name`` and that have company (a group of
-    one is left out).  The group's name is the run names' longest common prefix, without
-    a trailing ``-``, ``_`` or ``seed``/``s`` marker, else the first label."""
+    """Models trained alike from different seeds: label -> group name.
+
+    A group is the models whose configs are equal apart from ``seed`` and ``name`` and
+    whose labels carry the same ``@`` tag kind (``@best``, a checkpoint step), with one
+    model per seed (a second model of a seed -- a rerun ``NAME-2`` -- starts no group of
+    its own and is left out); a group of one is left out.  Its name is the first label
+    without its ``@`` tag and a trailing ``-sN`` / ``_seedN`` (``-sN-K`` for reruns), plus
+    the tag kind; names that would clash get `` #2``, `` #3``..."""
     import json
-    import os
     import re
 
-    by: dict[str, list[str]] = {}
+    def tag(label: str) -> str:
+        at = label.partition("@")[2]
+        return "@best" if at.startswith("best") else (f"@{at}" if at else "")
+
+    by: dict[str, dict[int, str]] = {}
     for label, cfg in configs.items():
-        key = json.dumps(cfg.model_dump(exclude={"seed", "name"}), sort_keys=True, default=str)
-        by.setdefault(key, []).append(label)
+        key = json.dumps(
+            [cfg.model_dump(exclude={"seed", "name"}), tag(label)], sort_keys=True, default=str
+        )
+        by.setdefault(key, {}).setdefault(cfg.seed, label)  # first model of each seed
     out: dict[str, str] = {}
-    for labels in by.values():
-        if len(labels) < 2:
+    used: set[str] = set()
+    for members in by.values():
+        if len(members) < 2:
             continue
-        name = re.sub(r"([-_.]?(seed|s))?[-_.]*$", "", os.path.commonprefix(labels))
+        labels = list(members.values())
+        base = re.sub(r"[-_](s|seed)\d+(-\d+)?$", "", labels[0].partition("@")[0])
+        name = base + tag(labels[0])
+        k = 2
+        while name in used:
+            name = f"{base}{tag(labels[0])} #{k}"
+            k += 1
+        used.add(name)
         for lab in labels:
-            out[lab] = name or labels[0]
+            out[lab] = name
     return out

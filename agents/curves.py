@@ -12,6 +12,7 @@ passes a baseline.
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 
@@ -20,7 +21,11 @@ def read_curve(run: str | Path, tag: str = "mr_eval/mean_jct") -> list[tuple[int
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     points: dict[int, float] = {}
-    for folder in sorted((Path(run) / "tb").glob("*")):
+
+    def natural(f: Path) -> tuple:  # run_2 before run_10 (SB3 numbers its event folders)
+        return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", f.name))
+
+    for folder in sorted((Path(run) / "tb").glob("*"), key=natural):
         acc = EventAccumulator(str(folder))
         acc.Reload()
         if tag in acc.Tags().get("scalars", []):

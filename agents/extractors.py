@@ -110,6 +110,9 @@ class JobSetExtractor(BaseFeaturesExtractor):
         """(pooled [B, pooled_dim], slot embeddings [B, K, E] zero where empty, valid [B, K])."""
         ctx, slots = split_observation(obs)
         valid = slots[..., VALID] > 0.5
+        # empty slots are zeroed before phi, so nothing they hold (even NaN) reaches the
+        # attention, the pooling or the gradients
+        slots = th.where(valid.unsqueeze(-1), slots, 0.0)
         per_slot = th.cat([slots, ctx.unsqueeze(-2).expand(-1, self.k, -1)], dim=-1)
         h = self.phi(per_slot)
         if self.attention is not None:
@@ -118,8 +121,7 @@ class JobSetExtractor(BaseFeaturesExtractor):
             pad = ~valid & valid.any(dim=-1, keepdim=True)
             a, _ = self.attention(h, h, h, key_padding_mask=pad, need_weights=False)
             h = self.norm(h + a)
-        # empty slots contribute nothing, whatever their features hold (torch.where, not a
-        # product: a NaN or inf in an empty slot must not leak either)
+        # empty slots contribute nothing to the pooling
         v = valid.unsqueeze(-1)
         h = th.where(v, h, 0.0)
         count = v.sum(dim=-2).clamp(min=1).to(h.dtype)

@@ -192,7 +192,13 @@ def summarize_gap(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     keys = list(dict.fromkeys((r["policy"], r["workload"]) for r in rows))
     for pol, wl in keys:
         rs = [r for r in rows if r["policy"] == pol and r["workload"] == wl]
-        ratios = [r["mean_jct_s"] / ref[(wl, r["seed"])] for r in rs if (wl, r["seed"]) in ref]
+        # a truncated episode's mean JCT covers its finished jobs only: it could make a
+        # stalled policy look fast, so it gives no ratio (the truncated column counts it)
+        ratios = [
+            r["mean_jct_s"] / ref[(wl, r["seed"])]
+            for r in rs
+            if (wl, r["seed"]) in ref and not r["truncated"]
+        ]
         out.append(
             {
                 "policy": pol,
@@ -205,7 +211,7 @@ def summarize_gap(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "p95_jct_s": _mean([r["p95_jct_s"] for r in rs]),
                 "local_frac": _mean([r["local_frac"] for r in rs]),
                 "jct_vs_fair": _mean(ratios),
-                "jct_vs_fair_sd": float(np.std(ratios, ddof=1)) if len(ratios) > 1 else 0.0,
+                "jct_vs_fair_sd": float(np.std(ratios, ddof=1)) if len(ratios) > 1 else math.nan,
                 "truncated": sum(bool(r["truncated"]) for r in rs),
             }
         )
@@ -244,6 +250,7 @@ def markdown(table: list[dict[str, Any]]) -> str:
         ("jct_vs_fair", "JCT / Fair", "{:.3f}"),
         ("jct_vs_fair_sd", "sd", "{:.3f}"),
         ("gap_vs_in_dist", "gap vs in-dist", "{:+.3f}"),
+        ("truncated", "truncated", "{}"),
     ]
     lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
     for r in table:

@@ -202,6 +202,10 @@ def train(
         model = algo(policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=tb, **hp)
     start = model.num_timesteps
     bc = _warm_start(model, cfg) if cfg.pretrain and not resume else {}
+    old_stats = {}
+    if resume and (run_dir / "train_stats.yaml").exists():
+        old_stats = yaml.safe_load((run_dir / "train_stats.yaml").read_text()) or {}
+        bc = {k: v for k, v in old_stats.items() if k.startswith("bc_")}  # the run's clone
     metrics_cb = MRMetricsCallback()
     eval_cb = HeldOutEvalCallback(
         lambda: gym.make(ENV_ID, **env_kwargs(cfg)),
@@ -209,6 +213,8 @@ def train(
         cfg.eval.every_steps,
         best_path=str(run_dir / "best_model.zip"),
     )
+    if "best_eval_step" in old_stats:  # a resumed run's best stays best until beaten
+        eval_cb.best = (int(old_stats["best_eval_step"]), float(old_stats["best_eval_mean_jct_s"]))
     callbacks = [
         metrics_cb,
         HParamsTextCallback(

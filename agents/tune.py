@@ -112,6 +112,10 @@ def run_trial(params: dict[str, Any], base: dict[str, Any], steps: int, rungs: i
     model = algorithm_class(cfg.algorithm)(
         policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=str(tb), **hp
     )
+    if cfg.pretrain is not None:  # every trial starts from the same expert's clone
+        from agents.train import _warm_start
+
+        _warm_start(model, cfg)
     held_out = HeldOutEvalCallback(
         lambda: gym.make(ENV_ID, **env_kwargs(cfg)), cfg.eval.seeds, every_steps=10**12
     )

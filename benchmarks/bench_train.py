@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import mrgym  # noqa: F401
     from agents.config import load_train_config
+    from agents.extractors import resolve_policy
     from agents.train import algorithm_class, env_kwargs
 
     cfg = load_train_config(args.config)
@@ -96,8 +97,9 @@ def main(argv: list[str] | None = None) -> None:
     timed = Timed(gym.make("MRCluster-v0", **env_kwargs(cfg)), prof)
     venv = DummyVecEnv([lambda: timed])
     venv.seed(cfg.seed)
+    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)  # JobSetPolicy, "deepsets"
     model = algorithm_class(cfg.algorithm)(
-        cfg.policy, venv, seed=cfg.seed, device="cpu", verbose=0, **cfg.hyperparameters
+        policy, venv, seed=cfg.seed, device="cpu", verbose=0, **hp
     )
     t0 = time.perf_counter()
     c0 = time.process_time()

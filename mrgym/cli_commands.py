@@ -337,8 +337,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError("train: give --config, or --resume a checkpoint (its run's config)")
     cfg = load_train_config(args.config) if args.config else None
     if getattr(args, "seed", None) is not None:
-        if cfg is None:
-            raise ValueError("train: --seed needs --config (a resumed run keeps its seed)")
+        if cfg is None or args.resume:
+            raise ValueError(
+                "train: --seed starts a new run from --config (a resumed run keeps its seed)"
+            )
         cfg = cfg.model_copy(update={"seed": args.seed, "name": f"{cfg.name}-s{args.seed}"})
     run = train(cfg, steps=args.steps, logdir=args.logdir, resume=args.resume, progress=True)
     print(

@@ -75,8 +75,8 @@ def _env_setting(env, key: str) -> Any:
     codec = u.codec
     if key == "job_slots":
         return codec.k
-    if key == "speculation":
-        return u.speculation  # the constructor's value (the codec's follows hooks at reset)
+    if key in ("speculation", "work_conserving"):
+        return getattr(u, key)  # the constructor's value (the codec's follows hooks at reset)
     return getattr(codec, key)
 
 

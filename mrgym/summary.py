@@ -144,10 +144,10 @@ def markdown_table(summary: list[dict[str, Any]]) -> str:
                 cells.append(f"{m:,.1f} ± {s:,.1f}")
         lines.append("| " + " | ".join(cells) + " |")
     if summary and summary[0].get("spread") == "training-seed std":
-        n = len(summary[0]["models"])
         note = (
             "mean over the models of each one's mean over the evaluation seeds "
-            f"± sample standard deviation across the {n} training seeds"
+            "± sample standard deviation across the training seeds (their count is in "
+            "each row's name)"
         )
     else:
         note = spread_note(summary)

@@ -79,6 +79,21 @@ def test_models_from_different_seeds_form_one_group():
         "maskable_ppo:bc-s0": "maskable_ppo:bc",
         "maskable_ppo:bc-s1": "maskable_ppo:bc",
     }
+    # the same seed twice (a checkpoint, a rerun) is no second training seed
+    assert seed_groups({"bc-s0": a, "bc-s0-2": a}) == {}
+    # checkpoints and best models group only with their own kind; -s10 stays a seed marker
+    s10 = TrainConfig(name="bc-s10", seed=10)
+    g = seed_groups({"bc-s0@best5000": a, "bc-s10@best7000": s10, "bc-s0": a, "bc-s10": s10})
+    assert g == {
+        "bc-s0@best5000": "bc@best",
+        "bc-s10@best7000": "bc@best",
+        "bc-s0": "bc",
+        "bc-s10": "bc",
+    }
+    # configs that differ form different groups even when their names would clash
+    c, d = TrainConfig(name="x-s0", seed=0, n_envs=3), TrainConfig(name="x-s1", seed=1, n_envs=3)
+    g = seed_groups({"x-s0": a, "x-s1": b, "x-s0-2": c, "x-s1-2": d})
+    assert sorted(set(g.values())) == ["x", "x #2"]
 
 
 def test_training_seed_spread_is_the_std_of_the_model_means():
@@ -97,7 +112,7 @@ def test_training_seed_spread_is_the_std_of_the_model_means():
     assert g["mean_jct_s"][0] == pytest.approx(120.0)
     assert g["mean_jct_s"][1] == pytest.approx(20.0)  # sample std of 100, 120, 140
     assert not math.isnan(g["mean_jct_s"][1])
-    assert "across the 3 training seeds" in markdown_table([g])
+    assert "across the training seeds" in markdown_table([g])
 
 
 def test_a_randomized_training_config_trains_on_variants(tmp_path):
@@ -147,6 +162,31 @@ def test_training_warm_starts_and_keeps_the_best_held_out_model(tmp_path):
     best = run / "best_model.zip"
     assert best.is_file()
     assert model_label(best, cfg).endswith(f"@best{stats['best_eval_step']}")
+    # a resumed run neither clones again nor forgets its best evaluation
+    train(None, steps=768, resume=run, progress=False)
+    after = yaml.safe_load((run / "train_stats.yaml").read_text())
+    assert after["bc_expert"] == "fair" and after["bc_samples"] == stats["bc_samples"]
+    assert after["best_eval_mean_jct_s"] <= stats["best_eval_mean_jct_s"]
+
+
+def test_an_evaluation_cut_by_the_time_cap_is_never_the_best(tmp_path):
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import configure
+
+    from agents.callbacks import HeldOutEvalCallback
+
+    def make(cap):
+        return lambda: gym.make("MRCluster-v0", config="lee-gpu", job_slots=4, max_sim_time_s=cap)
+
+    model = MaskablePPO("MlpPolicy", make(None)(), seed=0, device="cpu", n_steps=64)
+    model.set_logger(configure(None, []))
+    path = tmp_path / "best.zip"
+    for cap, saved in ((30.0, False), (None, True)):
+        cb = HeldOutEvalCallback(make(cap), [0], every_steps=1, best_path=str(path))
+        cb.init_callback(model)
+        cb.evaluate()
+        assert path.exists() == saved and (cb.best is not None) == saved
 
 
 def test_training_curves_plot_reads_the_held_out_events(tmp_path):

@@ -19,7 +19,7 @@ from mrgym.sim.scheduler import DECLINE, MAP, REDUCE, SPECULATE, Decision
 KINDS = (MAP, REDUCE, SPECULATE)
 PER_SLOT = len(KINDS)
 QUEUE_ORDERS = ("arrival", "deficit", "remaining")
-# 21 observation features per slot: 1 024 slots is a 21 530-float observation, beyond which
+# 21 observation features per slot: 1 024 slots is a 21 527-float observation, beyond which
 # memory and step time grow with nothing to gain (ila2400 has 100 jobs in all)
 MAX_JOB_SLOTS = 1024
 
@@ -33,9 +33,6 @@ def action_of(slot: int, kind: int) -> int:
 def split_action(action: int) -> tuple[int, int]:
     """(job slot, kind index) of a launch action (the inverse of :func:`action_of`)."""
     return divmod(action, PER_SLOT)
-
-
-WORK_CONSERVING = (True, False, "cluster")
 
 
 def _any_running(jobs: list[Job]) -> bool:
@@ -56,7 +53,7 @@ class ActionCodec:
             raise ValueError(f"job_slots: must be in [1, {MAX_JOB_SLOTS}], got {job_slots}")
         if queue_order not in QUEUE_ORDERS:
             raise ValueError(f"queue_order: must be one of {QUEUE_ORDERS}, got {queue_order!r}")
-        if work_conserving not in WORK_CONSERVING:
+        if not (isinstance(work_conserving, (bool, np.bool_)) or work_conserving == "cluster"):
             raise ValueError(
                 f"work_conserving: must be true, false or 'cluster', got {work_conserving!r}"
             )
