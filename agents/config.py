@@ -56,6 +56,9 @@ class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     seeds: list[int] = [1000, 1001, 1002]
     every_steps: int = Field(50_000, ge=1)
+    # decisions per evaluation episode before it is cut (and then never the best model):
+    # a policy that holds slots back can need far more decisions than Fair's ~2 700
+    max_steps: int = Field(200_000, ge=1)
 
 
 class TrainConfig(BaseModel):

@@ -211,6 +211,7 @@ def train(
         lambda: gym.make(ENV_ID, **env_kwargs(cfg)),
         cfg.eval.seeds,
         cfg.eval.every_steps,
+        max_steps=cfg.eval.max_steps,
         best_path=str(run_dir / "best_model.zip"),
     )
     if "best_eval_step" in old_stats:  # a resumed run's best stays best until beaten
