@@ -204,3 +204,23 @@ def test_training_curves_plot_reads_the_held_out_events(tmp_path):
     assert out.stat().st_size > 5_000
     with pytest.raises(ValueError, match="no mr_eval/p95_jct"):
         read_curve(run, "mr_eval/p95_jct")
+
+
+def test_train_seed_names_the_run_and_is_refused_on_resume(tmp_path):
+    from helpers import run_cli
+
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(
+        "name: tiny\n"
+        "n_envs: 1\n"
+        "total_steps: 128\n"
+        "env: {scenario: lee-gpu, job_slots: 4}\n"
+        "hyperparameters: {n_steps: 128, batch_size: 64}\n"
+        "eval: {seeds: [0], every_steps: 100000}\n"
+    )
+    done = run_cli("train", "--config", str(cfg), "--seed", "3", "--logdir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    saved = load_train_config(tmp_path / "tiny-s3" / "config.yaml")
+    assert saved.seed == 3 and saved.name == "tiny-s3"
+    bad = run_cli("train", "--resume", str(tmp_path / "tiny-s3"), "--seed", "4")
+    assert bad.returncode != 0 and "--seed starts a new run" in bad.stderr
