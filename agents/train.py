@@ -158,14 +158,15 @@ def train(
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
     start = 0
+    old_stats: dict = {}  # a resumed run's train_stats.yaml: its steps, clone and best model
     if resume:
         ckpt = resolve_model_path(resume)
         cfg, run_dir = _resume_config(cfg, ckpt)
         start = saved_steps(ckpt)
         stats_file = run_dir / "train_stats.yaml"
-        latest = (
-            yaml.safe_load(stats_file.read_text()).get("steps") if stats_file.exists() else None
-        )
+        if stats_file.exists():
+            old_stats = yaml.safe_load(stats_file.read_text()) or {}
+        latest = old_stats.get("steps")
         if isinstance(latest, int) and latest > start:
             print(
                 f"train: note: resuming {run_dir} from step {start:,}, before its latest "
@@ -201,11 +202,10 @@ def train(
         policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
         model = algo(policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=tb, **hp)
     start = model.num_timesteps
-    bc = _warm_start(model, cfg) if cfg.pretrain and not resume else {}
-    old_stats = {}
-    if resume and (run_dir / "train_stats.yaml").exists():
-        old_stats = yaml.safe_load((run_dir / "train_stats.yaml").read_text()) or {}
-        bc = {k: v for k, v in old_stats.items() if k.startswith("bc_")}  # the run's clone
+    if resume:  # the run's clone, as it was recorded
+        bc = {k: v for k, v in old_stats.items() if k.startswith("bc_")}
+    else:
+        bc = _warm_start(model, cfg) if cfg.pretrain else {}
     metrics_cb = MRMetricsCallback()
     eval_cb = HeldOutEvalCallback(
         lambda: gym.make(ENV_ID, **env_kwargs(cfg)),
