@@ -44,10 +44,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PXD_DIR = Path(__file__).resolve().parent / "compiled"
-DEFAULT_MODULES = ("execution", "cpu", "topology", "attempts")
+DEFAULT_MODULES = ("execution", "work", "cpu", "topology", "attempts")
 # an augmenting .pxd that cimports another module's extension type needs that module
 # compiled too (else the pure-Python class fails the import-time type check)
-PXD_NEEDS = {"execution": ("topology",)}
+PXD_NEEDS = {"execution": ("topology", "work"), "work": ("topology",)}
 VARIANTS = ("pure", "cython", "typed")
 
 

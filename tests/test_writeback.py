@@ -137,10 +137,11 @@ def test_every_flow_runs_at_its_class_share_after_each_re_rating(monkeypatch):
         for link in seen.values():
             total = 0.0
             for f in link.flows:
-                total += f.rate
+                total += f.rate_now()
                 want = min((lk.cur_w if f.tag in WRITE_TAGS else lk.cur) for lk in f.links)
-                if abs(f.base - want) > 1e-9 * max(1.0, want):
-                    bad.append((now, link.name, f.tag, f.base, want))
+                base = f.clk.rate  # the share of the clock the flow is bound to
+                if abs(base - want) > 1e-9 * max(1.0, want):
+                    bad.append((now, link.name, f.tag, base, want))
             if link.host is not None and link.flows:
                 k = len(link.flows) - link.n_writes + (1 if link.n_writes else 0)
                 cap = link.capacity * (

@@ -2,20 +2,10 @@
 # Work and FluidEngine become extension types; the hot loop's locals are C doubles.
 cimport cython
 
-from mrgym.sim.topology cimport Link
+from mrgym.sim.topology cimport Clock, Link
+from mrgym.sim.work cimport Work
 
 cdef double EPS, INF
-
-
-cdef class Work:
-    cdef public object kind
-    cdef public double total, remaining, rate, t_last, base, cores, due, factor
-    cdef public long long version
-    cdef public object event, host, vm, tag, absorbed, dom0_hosts
-    cdef public tuple links
-    cdef public bint active, write
-
-    cpdef double remaining_at(self, double now)
 
 
 cdef class FluidEngine:
@@ -25,12 +15,25 @@ cdef class FluidEngine:
     cdef public double _wake_at
 
     @cython.locals(old=cython.double, old_w=cython.double, s=cython.double,
-                   sw=cython.double, lim=cython.double, lim_w=cython.double,
-                   rate=cython.double, c=cython.double, r0=cython.double,
-                   rem=cython.double, t=cython.double, rose=cython.bint,
-                   n=cython.Py_ssize_t, seq=cython.longlong, link=Link, f=Work,
-                   affected=dict, heap=list)
+                   sw=cython.double, r=cython.double, rem=cython.double,
+                   n=cython.Py_ssize_t, link=Link, f=Work, c=Clock, cw=Clock,
+                   k=Clock, cur=Clock, moves=dict, changed=list)
     cpdef _refresh_links(self, tuple links, double now, Work new=*)
+
+    cpdef _retime(self, Clock c, double rate, double now)
+
+    @cython.locals(v=cython.double, vfin=cython.double, rate=cython.double,
+                   t=cython.double)
+    cpdef _bind(self, Work f, Clock c, double rem, double now)
+
+    @cython.locals(c=Clock, rem=cython.double)
+    cpdef double _unbind(self, Work f, double now)
+
+    @cython.locals(h=list, vfin=cython.double, f=Work)
+    cpdef double _clock_due(self, Clock c)
+
+    @cython.locals(t=cython.double)
+    cpdef _reschedule(self, Clock c)
 
     @cython.locals(t=cython.double)
     cpdef set_rate(self, Work w, double rate, double now)

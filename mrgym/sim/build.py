@@ -95,8 +95,8 @@ def build_topology(
                 host=h,
                 floor=params.disk_thrash_floor,
             )
-            h.nic_up.host = h
-            h.nic_down.host = h
+            h.nic_up.attach(h)
+            h.nic_down.attach(h)
             rack.hosts.append(h)
             hosts.append(h)
             n_workers = 1 if g.native else g.vms_per_host

@@ -15,8 +15,17 @@ Two kinds of work share resources:
   the cores are shared in proportion to demand (ILA Fig. 1).
 
 Rates are recomputed only when the set of consumers of a resource changes, and only for
-the consumers of that resource.  Completions are kept in one heap with lazy invalidation
-and a single pending SimPy timeout for the earliest one: no polling.
+the consumers of that resource.  Flows limited by the same link share its virtual clock
+(topology.Clock, one per flow class): a share change re-times the clock once, and only
+flows whose bottleneck moves are re-bound, so the work per change scales with bottleneck
+switches, not with flows (issue "Speed").  Completions are kept in one heap (compute
+phases and clocks, each clock with a heap of its flows) with lazy invalidation and a single
+pending SimPy timeout for the earliest one: no polling.
+
+Exactness: a flow's remaining MB is (its finish reading - the clock's reading) x factor
+rather than a running sum over its rate changes, so times differ from the per-flow model
+in the last bits, and completions that fall on the same instant may be taken in another
+order (tests/golden_cases.py records the results of this model).
 """
 
 from __future__ import annotations
@@ -27,64 +36,13 @@ import math
 import simpy
 
 from mrgym.sim.params import ModelParams
-from mrgym.sim.topology import Host, Link
+from mrgym.sim.topology import Clock, Host, Link
+from mrgym.sim.work import Work
 
 EPS = 1e-9
 INF = math.inf
 # Flows whose disk traffic the page cache's elevator merges into one stream (writeback.py).
 WRITE_TAGS = frozenset({"write", "writeback"})
-
-
-class Work:
-    """An amount of work (MB or core-seconds) progressing at a rate set by the model."""
-
-    __slots__ = (
-        "kind",
-        "total",
-        "remaining",
-        "rate",
-        "t_last",
-        "version",
-        "event",
-        "links",
-        "base",
-        "cores",
-        "due",
-        "host",
-        "vm",
-        "factor",
-        "active",
-        "dom0_hosts",
-        "tag",
-        "write",
-        "absorbed",
-    )
-
-    def __init__(self, kind: str, total: float, event: simpy.Event, factor: float):
-        self.kind = kind
-        self.total = total
-        self.remaining = total
-        self.rate = 0.0
-        self.t_last = 0.0
-        self.version = 0
-        self.event = event
-        self.links: tuple[Link, ...] = ()
-        self.base = 0.0  # a flow's bottleneck share before its factor
-        self.cores = 0.0  # a compute phase's granted cores (what Xentop would show)
-        self.due = INF  # time of its live completion-heap entry
-        self.host: Host | None = None
-        self.vm = None
-        self.factor = factor
-        self.active = False
-        self.dom0_hosts: tuple[Host, ...] = ()
-        self.tag = None
-        self.write = False  # tag in WRITE_TAGS (kept with the tag by FluidEngine.flow)
-        self.absorbed: tuple = ()  # page caches that took this write (writeback.py)
-
-    def remaining_at(self, now: float) -> float:
-        if not self.active:
-            return self.remaining
-        return max(0.0, self.remaining - self.rate * (now - self.t_last))
 
 
 class FluidEngine:
@@ -162,7 +120,10 @@ class FluidEngine:
     def _detach(self, w: Work) -> None:
         """Take ``w`` off its resources and re-share them among the others."""
         now = self.env.now
-        w.remaining = w.remaining_at(now)
+        if w.clk is not None:
+            w.remaining = self._unbind(w, now)
+        else:
+            w.remaining = w.remaining_at(now)
         w.t_last = now
         w.active = False
         w.version += 1
@@ -210,9 +171,16 @@ class FluidEngine:
     def extend(self, w: Work, mb: float) -> None:
         """Add ``mb`` to a running flow (the page-cache flusher): its rate is unchanged,
         so its heap entry is only found late and moved (lazy heap, see ``_arm``)."""
+        w.total += mb
+        c = w.clk
+        if c is not None:  # a later finish: a new entry in its clock's heap
+            w.vfin += mb / w.factor
+            self._seq += 1
+            w.vseq = self._seq
+            heapq.heappush(c.heap, (w.vfin, self._seq, w))
+            return
         now = self.env.now
         w.remaining = w.remaining_at(now) + mb
-        w.total += mb
         w.t_last = now
 
     def shrink(self, w: Work, mb: float) -> None:
@@ -223,8 +191,17 @@ class FluidEngine:
         if rem <= EPS:
             self.cancel(w)
             return
-        w.remaining = rem
         w.total -= mb
+        c = w.clk
+        if c is not None:  # an earlier finish: a new entry, and maybe the clock's
+            w.vfin -= mb / w.factor
+            self._seq += 1
+            w.vseq = self._seq
+            heapq.heappush(c.heap, (w.vfin, self._seq, w))
+            self._reschedule(c)
+            self._arm()
+            return
+        w.remaining = rem
         w.t_last = now
         if w.rate > 0.0:
             t = now + rem / w.rate
@@ -238,92 +215,134 @@ class FluidEngine:
     def _refresh_links(self, links: tuple[Link, ...], now: float, new: Work | None = None) -> None:
         """Re-share ``links`` after their flow count changed (exact bottleneck fair share).
 
-        Only flows whose bottleneck can move are re-rated: when a link's share falls, the
-        flows on it running faster than the new share; when it rises, the flows it was
-        limiting.  Flows limited elsewhere keep their rate without a recomputation.
-
-        When every changed share fell (a flow started), a flow's new bottleneck is the
-        smallest fallen share below its old one: its other links were at or above its old
-        share, which exceeds that one.  So the minimum is kept while scanning and taken as
-        is -- the same float the scan of its links would pick.  After a rise (a flow
-        ended) and for ``new``, the minimum over the flow's links is taken as before."""
-        affected: dict[Work, float] = {}
-        get = affected.get
-        rose = False
+        A flow is bound to the clock of its bottleneck link (its class's clock on a disk or
+        a NIC) and moves at that clock's rate times its factor.  A share change re-times the
+        link's clock once; only flows whose bottleneck moves are re-bound: when a share
+        falls, the flows on the link limited elsewhere at a higher rate; when it rises, the
+        flows bound to it whose other links now limit them more.  Flows limited elsewhere
+        keep their binding without a computation."""
+        changed = []
         for link in links:
             old, old_w = link.cur, link.cur_w
             s, sw = link.shares()
             link.cur, link.cur_w = s, sw
-            if s == old and sw == old_w:
+            c, cw = link.clk, link.clk_w
+            if c is cw:  # no host: one class
+                if s != old:
+                    self._retime(c, s, now)
+                    changed.append((link, c, s > old, None))
                 continue
-            if s > old or sw > old_w:
-                rose = True
-            if s != sw or old != old_w:
-                # a disk with writes: reads and writes have shares of their own; the same
-                # rule as below, per flow with its class's share
-                lim, lim_w = old * (1.0 - 1e-12), old_w * (1.0 - 1e-12)
-                for f in link.flows:
-                    if f.write:
-                        if sw < old_w and f.base > sw:
-                            if get(f, INF) > sw:
-                                affected[f] = sw
-                        elif sw > old_w and f.base >= lim_w:
-                            affected[f] = INF
-                    elif s < old and f.base > s:
-                        if get(f, INF) > s:
-                            affected[f] = s
-                    elif s > old and f.base >= lim:
-                        affected[f] = INF
-            elif s < old:
-                for f in link.flows:
-                    if f.base > s and get(f, INF) > s:
-                        affected[f] = s
-            elif s > old:
-                lim = old * (1.0 - 1e-12)
-                for f in link.flows:
-                    if f.base >= lim:
-                        affected[f] = INF
-        if new is not None and new not in affected:
-            affected[new] = INF
-        # set_rate(f, base * factor, now) for each, inlined (the hottest loop of a run):
-        # the same operations in the same order, so the results are bit for bit the same
-        heap = self._heap
-        push = heapq.heappush
-        seq = self._seq
+            if s != old:
+                self._retime(c, s, now)
+                changed.append((link, c, s > old, False))
+            if sw != old_w:
+                self._retime(cw, sw, now)
+                changed.append((link, cw, sw > old_w, True))
+        moves: dict[Work, Clock | None] = {}
+        get = moves.get
+        for link, c, rose, cls in changed:
+            if rose:  # flows limited here may now be limited elsewhere
+                for f in c.bound:
+                    moves[f] = None
+                continue
+            # the flows limited elsewhere at more than the new share (flows bound here
+            # run at exactly ``s``, and ``new`` has no clock yet)
+            s = c.rate
+            for f in link.flows:
+                b = f.clk
+                if b is None or b.rate <= s or (cls is not None and f.write is not cls):
+                    continue
+                b = get(f, b)
+                if b is not None and b.rate > s:  # None: a full recomputation is due
+                    moves[f] = c
+        if new is not None:
+            moves[new] = None
         n = 0
-        for f, rate in affected.items():
-            if rose or f is new:
-                rate = INF
+        for f, c in moves.items():
+            if c is None:  # the bottleneck over all its links; ties keep the binding
+                cur = f.clk
+                r = cur.rate if cur is not None else INF
                 if f.write:
                     for link in f.links:
-                        c = link.cur_w
-                        if c < rate:
-                            rate = c
+                        k = link.clk_w
+                        if k.rate < r:
+                            r, c = k.rate, k
                 else:
                     for link in f.links:
-                        c = link.cur
-                        if c < rate:
-                            rate = c
-            f.base = rate
-            rate = rate * f.factor
-            r0 = f.rate
-            if rate == r0 and f.version:
+                        k = link.clk
+                        if k.rate < r:
+                            r, c = k.rate, k
+                if c is None:
+                    if cur is not None:
+                        continue
+                    c = f.links[0].clk_w if f.write else f.links[0].clk  # all INF shares
+            if f.clk is c:
                 continue
-            if r0:
-                rem = f.remaining - r0 * (now - f.t_last)
-                f.remaining = 0.0 if rem < 0.0 else rem
-            f.t_last = now
-            f.rate = rate
-            f.version += 1
+            rem = f.remaining if f is new else self._unbind(f, now)
+            self._bind(f, c, rem, now)
             n += 1
-            if rate > 0.0:
-                t = now + f.remaining / rate
-                if t < f.due:
-                    f.due = t
-                    seq += 1
-                    push(heap, (t, seq, f))
-        self._seq = seq
+        for _link, c, rose, _cls in changed:
+            if rose and c.bound:
+                self._reschedule(c)
         self.n_rate_updates += n
+
+    def _retime(self, c: Clock, rate: float, now: float) -> None:
+        """Set a clock's rate from ``now`` on: every flow bound to it follows."""
+        if c.bound:
+            c.v += c.rate * (now - c.t)
+        else:
+            c.v = 0.0
+        c.t = now
+        c.rate = rate
+        self.n_rate_updates += 1
+
+    def _bind(self, f: Work, c: Clock, rem: float, now: float) -> None:
+        """Bind flow ``f`` with ``rem`` MB left to clock ``c``."""
+        v = c.v + c.rate * (now - c.t)
+        f.clk = c
+        c.bound[f] = None
+        vfin = v + rem / f.factor
+        f.vfin = vfin
+        self._seq += 1
+        f.vseq = self._seq
+        heapq.heappush(c.heap, (vfin, self._seq, f))
+        rate = c.rate
+        if rate > 0.0:
+            t = now + rem / (rate * f.factor)
+            if t < c.due:  # finishes before the clock's entry says (lazy heap)
+                c.due = t
+                self._seq += 1
+                heapq.heappush(self._heap, (t, self._seq, c))
+
+    def _unbind(self, f: Work, now: float) -> float:
+        """Take flow ``f`` off its clock; returns the MB it has left."""
+        c = f.clk
+        rem = (f.vfin - c.v - c.rate * (now - c.t)) * f.factor
+        del c.bound[f]
+        if not c.bound:
+            c.heap.clear()  # every entry left is stale
+        f.clk = None
+        return rem if rem > 0.0 else 0.0
+
+    def _clock_due(self, c: Clock) -> float:
+        """When the clock's first bound flow finishes (stale heap entries dropped)."""
+        h = c.heap
+        while h:
+            vfin, seq, f = h[0]
+            if f.clk is not c or f.vseq != seq:
+                heapq.heappop(h)
+                continue
+            return c.t + (vfin - c.v) / c.rate if c.rate > 0.0 else INF
+        return INF
+
+    def _reschedule(self, c: Clock) -> None:
+        """Give the clock an earlier completion entry if its first flow now finishes
+        before its live entry says (a share rose, a flow was bound or shrunk)."""
+        t = self._clock_due(c)
+        if t < c.due:
+            c.due = t
+            self._seq += 1
+            heapq.heappush(self._heap, (t, self._seq, c))
 
     def set_rate(self, w: Work, rate: float, now: float) -> None:
         if rate == w.rate and w.version:
@@ -353,10 +372,16 @@ class FluidEngine:
         heap = self._heap
         while heap:
             t, _, w = heap[0]
-            if not w.active or t != w.due:
-                heapq.heappop(heap)  # superseded by an earlier entry, or finished
-                continue
-            f = self._true_due(w)
+            if w.__class__ is Clock:
+                if t != w.due:
+                    heapq.heappop(heap)  # superseded by an earlier entry
+                    continue
+                f = self._clock_due(w)
+            else:
+                if not w.active or t != w.due:
+                    heapq.heappop(heap)  # superseded by an earlier entry, or finished
+                    continue
+                f = self._true_due(w)
             if f > t + EPS:  # slowed down since: move its entry to the true finish
                 w.due = f
                 if f < INF:
@@ -380,19 +405,36 @@ class FluidEngine:
         now = self.env.now
         heap = self._heap
         while heap and heap[0][0] <= now + EPS:
-            t, _, w = heapq.heappop(heap)
-            if not w.active or t != w.due:
+            t, _, x = heapq.heappop(heap)
+            if x.__class__ is Clock:
+                if t != x.due:
+                    continue
+                f = self._clock_due(x)
+                if f > now + EPS:
+                    x.due = f
+                    if f < INF:
+                        self._seq += 1
+                        heapq.heappush(heap, (f, self._seq, x))
+                    continue
+                w = heapq.heappop(x.heap)[2]  # its first flow (valid: _clock_due)
+                x.due = INF
+                self._detach(w)
+                w.remaining = 0.0
+                w.event.succeed(w)
+                self._reschedule(x)  # the clock's next flow
                 continue
-            f = self._true_due(w)
+            if not x.active or t != x.due:
+                continue
+            f = self._true_due(x)
             if f > now + EPS:
-                w.due = f
+                x.due = f
                 if f < INF:
                     self._seq += 1
-                    heapq.heappush(heap, (f, self._seq, w))
+                    heapq.heappush(heap, (f, self._seq, x))
                 continue
-            self._detach(w)
-            w.remaining = 0.0
-            w.event.succeed(w)
+            self._detach(x)
+            x.remaining = 0.0
+            x.event.succeed(x)
         self._arm()
 
     def kick(self) -> None:

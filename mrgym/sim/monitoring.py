@@ -123,9 +123,9 @@ class Monitor(Part):
                 if w.kind == "compute":
                     cpu += w.cores
                 elif w.tag == "write":
-                    wr += w.rate
+                    wr += w.rate_now()
                 else:
-                    rd += w.rate
+                    rd += w.rate_now()
         app = self.dynamics.app_of.get(vm.id)
         if app is not None:
             cpu += app.granted
@@ -141,7 +141,7 @@ class Monitor(Part):
         disk = host.disk
         io = 0.0
         for f in disk.flows:
-            io += f.rate
+            io += f.rate_now()
         return HostMetrics(
             vm_cpu,
             pool.dom0_demand(),

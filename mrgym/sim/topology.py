@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+INF = math.inf
+
 MBIT = 1.0 / 8.0  # MB/s per Mbit/s
 
 
@@ -127,6 +129,27 @@ class PathCache(dict):
         super().clear()
 
 
+class Clock:
+    """A link's virtual clock for one class of its flows (a disk has one for its reads
+    and one for its writes, a network link one for all).
+
+    ``v`` is the MB a flow limited here (factor 1) has moved since the clock's start: it
+    grows at ``rate``, the class's fair share.  A flow *bound* here (its bottleneck is this
+    link) finishes when ``v`` reaches its ``vfin``, so a share change re-times the clock
+    once instead of re-rating every flow it limits (issue "Speed": per-link virtual
+    clocks).  The fluid engine (execution.py) keeps all of it."""
+
+    __slots__ = ("rate", "v", "t", "bound", "heap", "due")
+
+    def __init__(self) -> None:
+        self.rate = 0.0
+        self.v = 0.0  # virtual MB at time t
+        self.t = 0.0
+        self.bound: dict = {}  # flows limited here -> None (insertion order: determinism)
+        self.heap: list = []  # (vfin, seq, flow) of bound flows; stale entries are skipped
+        self.due = INF  # time of the clock's live entry in the engine's completion heap
+
+
 class Link:
     """A shared resource crossed by flows: a disk, a NIC direction, an uplink.
 
@@ -146,6 +169,8 @@ class Link:
         "host",
         "cur",
         "cur_w",
+        "clk",
+        "clk_w",
     )
 
     def __init__(
@@ -167,6 +192,16 @@ class Link:
         self.host = host  # the Host whose disk this is (None for network links)
         self.cur = 0.0  # a read flow's share now (kept by the fluid engine)
         self.cur_w = 0.0  # a write flow's share now (differs on disks only)
+        # the virtual clocks of its read and write flows: one on a link without a host,
+        # where both classes get the same share
+        self.clk = Clock()
+        self.clk_w = Clock() if host is not None else self.clk
+
+    def attach(self, host) -> None:
+        """Make ``host`` this link's host (a NIC): its writes then share like a disk's."""
+        self.host = host
+        if self.clk_w is self.clk:
+            self.clk_w = Clock()
 
     def shares(self) -> tuple[float, float]:
         """Rates (MB/s) each read flow and each write flow on this link get.

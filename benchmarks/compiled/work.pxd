@@ -1,0 +1,20 @@
+# Augmenting declarations for mrgym/sim/work.py (Cython pure mode; the .py is unchanged).
+cimport cython
+
+from mrgym.sim.topology cimport Clock
+
+cdef double INF
+
+
+cdef class Work:
+    cdef public object kind
+    cdef public double total, remaining, rate, t_last, cores, due, factor, vfin
+    cdef public long long version, vseq
+    cdef public Clock clk
+    cdef public object event, host, vm, tag, absorbed, dom0_hosts
+    cdef public tuple links
+    cdef public bint active, write
+
+    cpdef double remaining_at(self, double now)
+
+    cpdef double rate_now(self)
