@@ -12,7 +12,7 @@ cdef class Work:
     cdef public long long version, vseq
     cdef public Clock clk
     cdef public object event, host, vm, tag, absorbed, dom0_hosts
-    cdef public tuple links
+    cdef public tuple links, clks
     cdef public bint active, write
 
     cpdef double remaining_at(self, double now)

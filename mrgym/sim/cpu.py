@@ -13,7 +13,8 @@ from mrgym.sim.params import ModelParams
 from mrgym.sim.topology import Host
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mrgym.sim.execution import FluidEngine, Work
+    from mrgym.sim.execution import FluidEngine
+    from mrgym.sim.work import Work
 
 
 class CpuPool:

@@ -72,6 +72,10 @@ class FluidEngine:
         w.tag = tag
         w.write = tag in WRITE_TAGS
         w.links = links
+        # the clocks of its class on its links: one of them limits it
+        w.clks = (
+            tuple(link.clk_w for link in links) if w.write else tuple(link.clk for link in links)
+        )
         w.dom0_hosts = dom0_hosts
         if mb <= EPS or not links:
             w.remaining = 0.0
@@ -241,9 +245,10 @@ class FluidEngine:
         moves: dict[Work, Clock | None] = {}
         get = moves.get
         for link, c, rose, cls in changed:
-            if rose:  # flows limited here may now be limited elsewhere
+            if rose:  # flows limited here may now be limited elsewhere (not on one link)
                 for f in c.bound:
-                    moves[f] = None
+                    if len(f.clks) > 1:
+                        moves[f] = None
                 continue
             # the flows limited elsewhere at more than the new share (flows bound here
             # run at exactly ``s``, and ``new`` has no clock yet)
@@ -262,20 +267,13 @@ class FluidEngine:
             if c is None:  # the bottleneck over all its links; ties keep the binding
                 cur = f.clk
                 r = cur.rate if cur is not None else INF
-                if f.write:
-                    for link in f.links:
-                        k = link.clk_w
-                        if k.rate < r:
-                            r, c = k.rate, k
-                else:
-                    for link in f.links:
-                        k = link.clk
-                        if k.rate < r:
-                            r, c = k.rate, k
+                for k in f.clks:
+                    if k.rate < r:
+                        r, c = k.rate, k
                 if c is None:
                     if cur is not None:
                         continue
-                    c = f.links[0].clk_w if f.write else f.links[0].clk  # all INF shares
+                    c = f.clks[0]  # every share infinite
             if f.clk is c:
                 continue
             rem = f.remaining if f is new else self._unbind(f, now)

@@ -35,6 +35,7 @@ class Work:
         "write",
         "absorbed",
         "clk",
+        "clks",
         "vfin",
         "vseq",
     )
@@ -62,6 +63,7 @@ class Work:
         # a running flow: the clock of its bottleneck link, and the clock's reading at
         # which it finishes (its remaining MB are (vfin - clock) * factor)
         self.clk: Clock | None = None
+        self.clks: tuple[Clock, ...] = ()  # its class's clock on each of its links
         self.vfin = 0.0
         self.vseq = 0  # the sequence number of its live entry in the clock's heap
 

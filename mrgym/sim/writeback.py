@@ -30,8 +30,9 @@ Model (fluid, no page granularity):
 
 from __future__ import annotations
 
-from mrgym.sim.execution import FluidEngine, Work
+from mrgym.sim.execution import FluidEngine
 from mrgym.sim.topology import Host
+from mrgym.sim.work import Work
 
 
 class WriteCache:
