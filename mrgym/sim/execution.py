@@ -165,12 +165,17 @@ class FluidEngine:
             self._arm()
 
     def resume(self, w: Work) -> None:
-        if not w.active and not w.event.triggered and w.remaining > EPS:
-            if w.kind == "flow":
-                self._add_flow(w)
-            else:
-                self._add_compute(w)
-            self._arm()
+        if w.active or w.event.triggered:
+            return
+        if w.remaining <= EPS:  # suspended at the instant it finished: it is done
+            w.remaining = 0.0
+            w.event.succeed(w)
+            return
+        if w.kind == "flow":
+            self._add_flow(w)
+        else:
+            self._add_compute(w)
+        self._arm()
 
     def extend(self, w: Work, mb: float) -> None:
         """Add ``mb`` to a running flow (the page-cache flusher): its rate is unchanged,

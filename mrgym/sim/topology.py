@@ -198,7 +198,11 @@ class Link:
         self.clk_w = Clock() if host is not None else self.clk
 
     def attach(self, host) -> None:
-        """Make ``host`` this link's host (a NIC): its writes then share like a disk's."""
+        """Make ``host`` this link's host (a NIC): its writes then share like a disk's.
+        Only while building: the write class gets a clock of its own, which flows that
+        already run (bound to the shared one) would not follow."""
+        if self.flows or self.cur or self.cur_w:
+            raise RuntimeError(f"Link.attach: {self.name} has carried flows; attach while building")
         self.host = host
         if self.clk_w is self.clk:
             self.clk_w = Clock()
