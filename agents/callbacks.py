@@ -69,8 +69,10 @@ class HeldOutEvalCallback(BaseCallback):
         every_steps: int,
         max_steps: int = 200_000,
         best_path: str | None = None,
+        decode: str = "argmax",
     ):
         super().__init__()
+        self.decode = decode  # mrgym.policy.DECODES
         # model selection on these (validation) seeds: the best evaluation's model is saved
         # to best_path; an evaluation with an unfinished episode never counts as best
         self.best_path = best_path
@@ -110,7 +112,10 @@ class HeldOutEvalCallback(BaseCallback):
         for s in self.seeds:
             # a step cap guards against a deterministic policy that idles for ever
             r = mrgym.run_episode(
-                env, mrgym.ModelPolicy(self.model), seed=s, max_steps=self.max_steps
+                env,
+                mrgym.ModelPolicy(self.model, decode=self.decode),
+                seed=s,
+                max_steps=self.max_steps,
             )
             rows.append(metric_scalars(r.metrics))
             self.episode_steps.append(r.steps)

@@ -59,6 +59,10 @@ class EvalConfig(BaseModel):
     # decisions per evaluation episode before it is cut (and then never the best model):
     # a policy that holds slots back can need far more decisions than Fair's ~2 700
     max_steps: int = Field(200_000, ge=1)
+    # how the policy picks its action in evaluations, and in compare's runs of the saved
+    # model (mrgym.policy.DECODES): "launch-first" declines only when decline holds half
+    # of the probability; "sample" draws from the policy, seeded by the episode's seed
+    decode: Literal["argmax", "launch-first", "sample"] = "argmax"
 
 
 class TrainConfig(BaseModel):

@@ -213,6 +213,7 @@ def train(
         cfg.eval.every_steps,
         max_steps=cfg.eval.max_steps,
         best_path=str(run_dir / "best_model.zip"),
+        decode=cfg.eval.decode,
     )
     if "best_eval_step" in old_stats:  # a resumed run's best stays best until beaten
         eval_cb.best = (int(old_stats["best_eval_step"]), float(old_stats["best_eval_mean_jct_s"]))

@@ -80,6 +80,21 @@ def _env_setting(env, key: str) -> Any:
     return getattr(codec, key)
 
 
+# How a deterministic model turns its action distribution into one action:
+# "argmax": the most likely action (SB3's deterministic predict);
+# "launch-first": decline only if it holds at least half of the legal probability, else the
+#   most likely launch.  Decline is one action against up to 3K launches: a policy that
+#   launches 70 % of the time, spread over several jobs, can still have decline as its
+#   single most likely action, and argmax then holds every slot back (a trained ila72
+#   policy finished 5 of 25 jobs within 30 000 decisions while its sampled episodes
+#   finished all 25).  Deciding launch-or-not first, then which, keeps the policy's own
+#   launch rate's majority;
+# "sample": an action drawn from the masked distribution by a generator seeded with the
+#   episode's seed (run_episode calls start_episode), so results stay a function of the
+#   seed.  The policy as trained: its training episodes are sampled.
+DECODES = ("argmax", "launch-first", "sample")
+
+
 class ModelPolicy:
     """An SB3 model (MaskablePPO gets the action mask; others rely on decline-on-invalid).
 
@@ -97,9 +112,14 @@ class ModelPolicy:
         name: str | None = None,
         env_kwargs: dict[str, Any] | None = None,
         scenario: str | None = None,
+        decode: str = "argmax",
     ):
+        if decode not in DECODES:
+            raise ValueError(f"decode: must be one of {DECODES}, got {decode!r}")
         self.model = model
         self.deterministic = deterministic
+        self.decode = decode
+        self._rng = np.random.default_rng(0)  # "sample": re-seeded by start_episode
         self.name = name or type(model).__name__
         self.maskable = "action_masks" in model.predict.__code__.co_varnames
         # the training env's keyword arguments, without the scenario (``config``)
@@ -108,10 +128,15 @@ class ModelPolicy:
 
     @classmethod
     def load(
-        cls, path: str | Path, deterministic: bool = True, name: str | None = None
+        cls,
+        path: str | Path,
+        deterministic: bool = True,
+        name: str | None = None,
+        decode: str | None = None,
     ) -> ModelPolicy:
         """A saved model (a run folder, its model.zip or a checkpoint) with the training
-        config saved beside it (``config.yaml``, written by ``mrgym train``)."""
+        config saved beside it (``config.yaml``, written by ``mrgym train``); ``decode``
+        defaults to the config's ``eval.decode``."""
         # lazy: mrgym imports without the rl extras (torch, SB3)
         from agents.train import env_kwargs, load_model, model_label, resolve_model_path
 
@@ -125,6 +150,7 @@ class ModelPolicy:
             name=name or model_label(zip_path, cfg),
             env_kwargs=kw,
             scenario=scenario,
+            decode=decode or cfg.eval.decode,
         )
 
     def make_env(self, config=None, **kwargs):
@@ -158,7 +184,18 @@ class ModelPolicy:
                     f"{key}={self.env_kwargs[key]!r}{_hint(self)}"
                 )
 
+    def start_episode(self, seed: int) -> None:
+        """Called by :func:`mrgym.run_episode` before the reset: seeds "sample"."""
+        self._rng = np.random.default_rng([int(seed), 0x5A4D])
+
     def predict(self, obs: np.ndarray, info: dict[str, Any] | None = None) -> int:
+        if self.decode != "argmax" and info is not None:
+            mask = info["action_mask"].astype(bool)
+            if self.decode == "sample":
+                p = self._probs(obs, mask)
+                return int(self._rng.choice(len(p), p=p / p.sum()))
+            if self.deterministic:
+                return self._launch_first(obs, mask)
         if self.maskable and info is not None:
             a, _ = self.model.predict(
                 obs, action_masks=info["action_mask"].astype(bool), deterministic=self.deterministic
@@ -166,6 +203,29 @@ class ModelPolicy:
         else:
             a, _ = self.model.predict(obs, deterministic=self.deterministic)
         return int(a)
+
+    def _launch_first(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """Decline iff it has at least half of the legal actions' probability, else the
+        most likely legal launch (``DECODES``); the decline action is the last one."""
+        probs = self._probs(obs, mask)
+        launch = probs[:-1]
+        if not mask[:-1].any() or probs[-1] >= launch.sum():
+            return len(probs) - 1
+        return int(np.argmax(np.where(mask[:-1], launch, -1.0)))
+
+    def _probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The policy's action probabilities, 0 on illegal actions (float64)."""
+        import torch as th  # lazy: mrgym imports without the rl extras
+
+        policy = self.model.policy
+        obs_t, _ = policy.obs_to_tensor(obs)
+        with th.no_grad():
+            if self.maskable:
+                dist = policy.get_distribution(obs_t, action_masks=mask)
+            else:
+                dist = policy.get_distribution(obs_t)
+            probs = dist.distribution.probs[0].cpu().numpy().astype(np.float64)
+        return np.where(mask, probs, 0.0)
 
 
 def _hint(policy: ModelPolicy) -> str:

@@ -192,6 +192,9 @@ def run_episode(env, policy, seed: int = 0, max_steps: int | None = None) -> Epi
     bind = getattr(policy, "bind", None)
     if bind is not None:
         bind(env)
+    start = getattr(policy, "start_episode", None)  # a policy with its own seeded luck
+    if start is not None:
+        start(seed)
     inexact0 = getattr(policy, "inexact", None)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)

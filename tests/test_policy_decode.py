@@ -1,0 +1,111 @@
+"""ModelPolicy's "launch-first" decoding: decline only with half of the probability."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+th = pytest.importorskip("torch")
+
+from mrgym.policy import ModelPolicy  # noqa: E402
+
+
+class _StubPolicy:
+    """An SB3-like policy whose distribution is fixed (masked actions get 0)."""
+
+    def __init__(self, probs):
+        self.probs = np.asarray(probs, dtype=np.float64)
+
+    def obs_to_tensor(self, obs):
+        return th.as_tensor(obs)[None], True
+
+    def get_distribution(self, obs, action_masks=None):
+        p = self.probs.copy()
+        if action_masks is not None:
+            p = np.where(action_masks, p, 0.0)
+        p = p / p.sum()
+        return SimpleNamespace(distribution=SimpleNamespace(probs=th.as_tensor(p)[None]))
+
+
+class _StubModel:
+    def __init__(self, probs):
+        self.policy = _StubPolicy(probs)
+
+    def predict(self, obs, action_masks=None, deterministic=True):
+        p = (
+            self.policy.probs
+            if action_masks is None
+            else np.where(action_masks, self.policy.probs, 0)
+        )
+        return int(np.argmax(p)), None
+
+
+OBS = np.zeros(3, dtype=np.float32)
+# four launches and decline (last): decline is the single most likely action (0.4), but
+# the launches together hold 0.6
+PROBS = [0.2, 0.15, 0.15, 0.1, 0.4]
+
+
+def _act(probs, mask=None, decode="launch-first") -> int:
+    mask = np.ones(len(probs), dtype=bool) if mask is None else np.asarray(mask)
+    return ModelPolicy(_StubModel(probs), decode=decode).predict(OBS, {"action_mask": mask})
+
+
+def test_argmax_declines_where_launch_first_launches_the_most_likely_job():
+    assert _act(PROBS, decode="argmax") == 4
+    assert _act(PROBS) == 0
+
+
+def test_launch_first_declines_with_half_the_probability_or_more():
+    assert _act([0.2, 0.1, 0.1, 0.1, 0.5]) == 4
+    assert _act([0.3, 0.1, 0.05, 0.05, 0.5]) == 4
+    assert _act([0.3, 0.1, 0.05, 0.06, 0.49]) == 0
+
+
+def test_launch_first_keeps_to_legal_actions():
+    # the most likely launch is masked: the next legal one; with no legal launch, decline
+    assert _act([0.25, 0.2, 0.1, 0.1, 0.35], mask=[False, True, True, True, True]) == 1
+    assert _act(PROBS, mask=[False, False, False, False, True]) == 4
+    # decline masked (work-conserving): always a launch
+    assert _act([0.05, 0.03, 0.01, 0.01, 0.9], mask=[True, True, True, True, False]) == 0
+
+
+def test_a_stochastic_policy_is_not_decoded():
+    pol = ModelPolicy(_StubModel(PROBS), deterministic=False, decode="launch-first")
+    pol.model.predict = lambda obs, action_masks=None, deterministic=True: (3, None)
+    assert pol.predict(OBS, {"action_mask": np.ones(5, dtype=bool)}) == 3
+
+
+def test_an_unknown_decode_is_refused_by_name():
+    with pytest.raises(ValueError, match="decode: must be one of"):
+        ModelPolicy(_StubModel(PROBS), decode="greedy")
+
+
+def test_the_training_config_validates_eval_decode(tmp_path):
+    from agents.config import load_train_config
+
+    p = tmp_path / "t.yaml"
+    p.write_text("eval: {decode: launch-first}\n")
+    assert load_train_config(p).eval.decode == "launch-first"
+    p.write_text("eval: {decode: greedy}\n")
+    with pytest.raises(ValueError, match="decode"):
+        load_train_config(p)
+
+
+def test_sample_draws_from_the_masked_policy_and_repeats_for_a_seed():
+    pol = ModelPolicy(_StubModel(PROBS), decode="sample")
+    mask = np.array([True, False, True, True, True])
+    info = {"action_mask": mask}
+
+    def draws(seed):
+        pol.start_episode(seed)
+        return [pol.predict(OBS, info) for _ in range(2000)]
+
+    a = draws(5)
+    assert a == draws(5) and a != draws(6)
+    counts = np.bincount(a, minlength=5) / len(a)
+    assert counts[1] == 0.0  # masked
+    want = np.where(mask, PROBS, 0.0) / np.where(mask, PROBS, 0.0).sum()
+    assert np.abs(counts - want).max() < 0.04
