@@ -409,35 +409,26 @@ class FluidEngine:
         heap = self._heap
         while heap and heap[0][0] <= now + EPS:
             t, _, x = heapq.heappop(heap)
-            if x.__class__ is Clock:
-                if t != x.due:
-                    continue
-                f = self._clock_due(x)
-                if f > now + EPS:
-                    x.due = f
-                    if f < INF:
-                        self._seq += 1
-                        heapq.heappush(heap, (f, self._seq, x))
-                    continue
-                w = heapq.heappop(x.heap)[2]  # its first flow (valid: _clock_due)
-                x.due = INF
-                self._detach(w)
-                w.remaining = 0.0
-                w.event.succeed(w)
-                self._reschedule(x)  # the clock's next flow
-                continue
-            if not x.active or t != x.due:
-                continue
-            f = self._true_due(x)
-            if f > now + EPS:
+            clock = x.__class__ is Clock
+            if t != x.due or not (clock or x.active):
+                continue  # superseded by an earlier entry, or finished
+            f = self._clock_due(x) if clock else self._true_due(x)
+            if f > now + EPS:  # slowed down since: its entry moves to the true finish
                 x.due = f
                 if f < INF:
                     self._seq += 1
                     heapq.heappush(heap, (f, self._seq, x))
                 continue
-            self._detach(x)
-            x.remaining = 0.0
-            x.event.succeed(x)
+            if clock:  # its first flow (valid: _clock_due dropped the stale entries)
+                w = heapq.heappop(x.heap)[2]
+                x.due = INF
+            else:
+                w = x
+            self._detach(w)
+            w.remaining = 0.0
+            w.event.succeed(w)
+            if clock:
+                self._reschedule(x)  # the clock's next flow
         self._arm()
 
     def kick(self) -> None:
