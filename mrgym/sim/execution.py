@@ -427,7 +427,7 @@ class FluidEngine:
             self._detach(w)
             w.remaining = 0.0
             w.event.succeed(w)
-            if clock:
+            if clock and x.due == INF:  # the detach's re-share did not re-enter it
                 self._reschedule(x)  # the clock's next flow
         self._arm()
 
