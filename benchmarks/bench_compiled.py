@@ -13,7 +13,7 @@ compiled variant, and the copy's modules are compiled in place:
 * ``cython``: the unchanged ``.py`` files through ``cythonize`` (pure-Python mode, no types);
 * ``typed``: the same, plus the augmenting ``benchmarks/compiled/<module>.pxd`` files, which
   turn ``Work``, ``FluidEngine``, ``Link`` and ``CpuPool`` into extension types with C-typed
-  fields and give the hot loops (``_refresh_links``, ``set_rate``, ``_fire``, ...) C locals.
+  fields and give the hot loops (``_refresh_links``, ``_bind``, ``_fire``, ...) C locals.
 
 Both use ``annotation_typing=False``: the source's hints (``mb: float``) would otherwise
 coerce arguments (an ``int`` becoming a ``float``), a change of semantics, not of speed.

@@ -4,7 +4,7 @@ cimport cython
 
 cdef class CpuPool:
     cdef public object host, engine, params, interactive
-    cdef public dict works, vm_count
+    cdef public dict works, vm_count, clocks, vms, granted
     cdef public long io_streams
     cdef public double used, t_energy, energy_j, busy_core_s, _demand
 

@@ -35,12 +35,11 @@ cdef class FluidEngine:
     @cython.locals(t=cython.double)
     cpdef _reschedule(self, Clock c)
 
-    @cython.locals(t=cython.double)
-    cpdef set_rate(self, Work w, double rate, double now)
+    @cython.locals(rose=cython.bint)
+    cpdef set_clock_rate(self, Clock c, double rate, double now)
 
-    cpdef double _true_due(self, Work w)
-
-    @cython.locals(t=cython.double, f=cython.double, now=cython.double, heap=list, w=Work)
+    @cython.locals(t=cython.double, f=cython.double, now=cython.double, heap=list, w=Work,
+                   c=Clock)
     cpdef _fire(self, token)
 
     @cython.locals(now=cython.double, link=Link)

@@ -3,13 +3,11 @@ cimport cython
 
 from mrgym.sim.topology cimport Clock
 
-cdef double INF
-
 
 cdef class Work:
     cdef public object kind
-    cdef public double total, remaining, rate, t_last, cores, due, factor, vfin
-    cdef public long long version, vseq
+    cdef public double total, remaining, factor, vfin
+    cdef public long long vseq
     cdef public Clock clk
     cdef public object event, host, vm, tag, absorbed, dom0_hosts
     cdef public tuple links, clks

@@ -2,7 +2,11 @@
 
 Nobody slows down until the demand of all co-hosted compute phases, interactive VMs and
 Dom0 (per active I/O stream) exceeds the host's cores; beyond that the cores are shared
-in proportion to demand (ILA Fig. 1).  Each phase's rate is set on the fluid engine.
+in proportion to demand (ILA Fig. 1).
+
+A VM's compute phases all get the same share of a core, so they share one virtual clock
+(topology.Clock, as flows limited by the same link do): a change re-times each VM's clock
+once instead of re-rating every phase on the host (issue "Speed").
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mrgym.sim.params import ModelParams
-from mrgym.sim.topology import Host
+from mrgym.sim.topology import Clock, Host
 
 if TYPE_CHECKING:  # pragma: no cover
     from mrgym.sim.execution import FluidEngine
@@ -33,6 +37,9 @@ class CpuPool:
         "busy_core_s",
         "params",
         "_demand",
+        "clocks",
+        "vms",
+        "granted",
     )
 
     def __init__(self, host: Host, engine: FluidEngine, params: ModelParams):
@@ -48,6 +55,11 @@ class CpuPool:
         self.energy_j = 0.0
         self.busy_core_s = 0.0
         self._demand = 0.0
+        # per VM with phases here: its phases' clock (core-seconds per phase and second,
+        # before the phase's factor), the VM and each phase's granted cores
+        self.clocks: dict[int, Clock] = {}
+        self.vms: dict[int, object] = {}
+        self.granted: dict[int, float] = {}
 
     def dom0_demand(self) -> float:
         return self.io_streams * self.params.dom0_cores_per_stream if self.host.virtualized else 0.0
@@ -80,18 +92,44 @@ class CpuPool:
                 return
         self.recompute(now)
 
+    def add_vm_work(self, vm) -> Clock:
+        """A compute phase of ``vm`` joined the pool: the clock it binds to."""
+        vid = vm.id
+        self.vm_count[vid] = self.vm_count.get(vid, 0) + 1
+        self.vms[vid] = vm
+        c = self.clocks.get(vid)
+        if c is None:
+            c = self.clocks[vid] = Clock()
+        return c
+
+    def remove_vm_work(self, vm) -> None:
+        """A compute phase of ``vm`` left the pool."""
+        vid = vm.id
+        n = self.vm_count[vid] - 1
+        if n:
+            self.vm_count[vid] = n
+        else:
+            del self.vm_count[vid]
+            del self.vms[vid]
+            self.granted.pop(vid, None)
+
+    def cores_of(self, vm) -> float:
+        """Cores granted now to each compute phase of ``vm`` (what Xentop would show)."""
+        return self.granted.get(vm.id, 0.0)
+
     def recompute(self, now: float) -> None:
-        """Share the cores among current consumers and update every compute rate."""
+        """Share the cores among current consumers and re-time every VM's phase clock."""
         self.account(now)
         host = self.host
-        demands = []
+        shares = []
         total = 0.0
-        for w in self.works:
-            vm = w.vm
+        vms = self.vms
+        for vid, n in self.vm_count.items():
+            vm = vms[vid]
             cap = vm.cpu_cap if vm.cpu_cap is not None else vm.vcpus
-            d = min(1.0, cap / self.vm_count[vm.id])
-            demands.append(d)
-            total += d
+            d = min(1.0, cap / n)  # each of the VM's n phases: a core at most
+            shares.append((vid, d))
+            total += d * n
         inter = 0.0
         for app in self.interactive:
             inter += app.demand
@@ -103,10 +141,12 @@ class CpuPool:
         self.used = min(demand, cores)
         for app in self.interactive:
             app.granted = app.demand * scale
-        n = len(demands)
+        n = len(self.works)
         pen = (1.0 - self.params.corunner_penalty) ** (n - 1) if n > 1 else 1.0
         speed = host.type.core_speed * scale * pen
         engine = self.engine
-        for w, d in zip(self.works, demands):
-            w.cores = d * scale
-            engine.set_rate(w, d * speed * w.factor, now)
+        granted = self.granted
+        clocks = self.clocks
+        for vid, d in shares:
+            granted[vid] = d * scale
+            engine.set_clock_rate(clocks[vid], d * speed, now)

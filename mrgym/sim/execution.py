@@ -18,11 +18,12 @@ Rates are recomputed only when the set of consumers of a resource changes, and o
 the consumers of that resource.  Flows limited by the same link share its virtual clock
 (topology.Clock, one per flow class): a share change re-times the clock once, and only
 flows whose bottleneck moves are re-bound, so the work per change scales with bottleneck
-switches, not with flows (issue "Speed").  Completions are kept in one heap (compute
-phases and clocks, each clock with a heap of its flows) with lazy invalidation and a single
-pending SimPy timeout for the earliest one: no polling.
+switches, not with flows (issue "Speed").  A VM's compute phases on a host share one
+clock likewise (cpu.py).  Completions are kept in one heap of clocks, each clock with a
+heap of its works, with lazy invalidation and a single pending SimPy timeout for the
+earliest one: no polling.
 
-Exactness: a flow's remaining MB is (its finish reading - the clock's reading) x factor
+Exactness: a work's remaining MB or core-seconds is (its finish reading - the clock's reading) x factor
 rather than a running sum over its rate changes, so times differ from the per-flow model
 in the last bits, and completions that fall on the same instant may be taken in another
 order (tests/golden_cases.py records the results of this model).
@@ -101,7 +102,6 @@ class FluidEngine:
     def _add_flow(self, w: Work) -> None:
         now = self.env.now
         w.active = True
-        w.t_last = now
         writes = w.write
         for link in w.links:
             link.flows[w] = None
@@ -114,25 +114,18 @@ class FluidEngine:
     def _add_compute(self, w: Work) -> None:
         now = self.env.now
         w.active = True
-        w.t_last = now
         pool = w.host.cpu
         pool.works[w] = None
-        pool.vm_count[w.vm.id] = pool.vm_count.get(w.vm.id, 0) + 1
-        pool.recompute(now)
+        c = pool.add_vm_work(w.vm)
+        pool.recompute(now)  # the VM's clock runs at its new rate from now
+        self._bind(w, c, w.remaining, now)
 
     # -- stopping work -------------------------------------------------------------------
     def _detach(self, w: Work) -> None:
         """Take ``w`` off its resources and re-share them among the others."""
         now = self.env.now
-        if w.clk is not None:
-            w.remaining = self._unbind(w, now)
-        else:
-            w.remaining = w.remaining_at(now)
-        w.t_last = now
+        w.remaining = self._unbind(w, now)  # every running work follows a clock
         w.active = False
-        w.version += 1
-        w.rate = 0.0
-        w.due = INF
         if w.kind == "flow":
             writes = w.write
             for link in w.links:
@@ -145,11 +138,7 @@ class FluidEngine:
         else:
             pool = w.host.cpu
             del pool.works[w]
-            c = pool.vm_count[w.vm.id] - 1
-            if c:
-                pool.vm_count[w.vm.id] = c
-            else:
-                del pool.vm_count[w.vm.id]
+            pool.remove_vm_work(w.vm)
             pool.recompute(now)
 
     def cancel(self, w: Work) -> None:
@@ -188,9 +177,7 @@ class FluidEngine:
             w.vseq = self._seq
             heapq.heappush(c.heap, (w.vfin, self._seq, w))
             return
-        now = self.env.now
-        w.remaining = w.remaining_at(now) + mb
-        w.t_last = now
+        w.remaining += mb  # suspended: nothing runs
 
     def shrink(self, w: Work, mb: float) -> None:
         """Take ``mb`` off a running flow (a killed writer's unsent data leaves the
@@ -210,15 +197,7 @@ class FluidEngine:
             self._reschedule(c)
             self._arm()
             return
-        w.remaining = rem
-        w.t_last = now
-        if w.rate > 0.0:
-            t = now + rem / w.rate
-            if t < w.due:  # finishes earlier: a new heap entry (lazy heap)
-                w.due = t
-                self._seq += 1
-                heapq.heappush(self._heap, (t, self._seq, w))
-        self._arm()
+        w.remaining = rem  # suspended: nothing runs
 
     # -- rates ---------------------------------------------------------------------------
     def _refresh_links(self, links: tuple[Link, ...], now: float, new: Work | None = None) -> None:
@@ -347,49 +326,29 @@ class FluidEngine:
             self._seq += 1
             heapq.heappush(self._heap, (t, self._seq, c))
 
-    def set_rate(self, w: Work, rate: float, now: float) -> None:
-        if rate == w.rate and w.version:
+    def set_clock_rate(self, c: Clock, rate: float, now: float) -> None:
+        """Set a VM's compute clock's rate (``CpuPool.recompute``): its phases follow."""
+        if rate == c.rate:
             return
-        if w.rate:
-            w.remaining -= w.rate * (now - w.t_last)
-            if w.remaining < 0.0:
-                w.remaining = 0.0
-        w.t_last = now
-        w.rate = rate
-        w.version += 1
-        self.n_rate_updates += 1
-        if rate > 0.0:
-            t = now + w.remaining / rate
-            # Lazy heap: a new entry only when the work now finishes earlier than its entry
-            # says; a later finish is found when the early entry reaches the top.
-            if t < w.due:
-                w.due = t
-                self._seq += 1
-                heapq.heappush(self._heap, (t, self._seq, w))
-
-    def _true_due(self, w: Work) -> float:
-        return w.t_last + w.remaining / w.rate if w.rate > 0.0 else INF
+        rose = rate > c.rate
+        self._retime(c, rate, now)
+        if rose and c.bound:
+            self._reschedule(c)
 
     # -- completion events ---------------------------------------------------------------
     def _arm(self) -> None:
         heap = self._heap
         while heap:
-            t, _, w = heap[0]
-            if w.__class__ is Clock:
-                if t != w.due:
-                    heapq.heappop(heap)  # superseded by an earlier entry
-                    continue
-                f = self._clock_due(w)
-            else:
-                if not w.active or t != w.due:
-                    heapq.heappop(heap)  # superseded by an earlier entry, or finished
-                    continue
-                f = self._true_due(w)
+            t, _, c = heap[0]
+            if t != c.due:
+                heapq.heappop(heap)  # superseded by an earlier entry
+                continue
+            f = self._clock_due(c)
             if f > t + EPS:  # slowed down since: move its entry to the true finish
-                w.due = f
+                c.due = f
                 if f < INF:
                     self._seq += 1
-                    heapq.heapreplace(heap, (f, self._seq, w))
+                    heapq.heapreplace(heap, (f, self._seq, c))
                 else:
                     heapq.heappop(heap)
                 continue
@@ -408,27 +367,23 @@ class FluidEngine:
         now = self.env.now
         heap = self._heap
         while heap and heap[0][0] <= now + EPS:
-            t, _, x = heapq.heappop(heap)
-            clock = x.__class__ is Clock
-            if t != x.due or not (clock or x.active):
-                continue  # superseded by an earlier entry, or finished
-            f = self._clock_due(x) if clock else self._true_due(x)
+            t, _, c = heapq.heappop(heap)
+            if t != c.due:
+                continue  # superseded by an earlier entry
+            f = self._clock_due(c)
             if f > now + EPS:  # slowed down since: its entry moves to the true finish
-                x.due = f
+                c.due = f
                 if f < INF:
                     self._seq += 1
-                    heapq.heappush(heap, (f, self._seq, x))
+                    heapq.heappush(heap, (f, self._seq, c))
                 continue
-            if clock:  # its first flow (valid: _clock_due dropped the stale entries)
-                w = heapq.heappop(x.heap)[2]
-                x.due = INF
-            else:
-                w = x
+            w = heapq.heappop(c.heap)[2]  # its first work (_clock_due dropped stale ones)
+            c.due = INF
             self._detach(w)
             w.remaining = 0.0
             w.event.succeed(w)
-            if clock and x.due == INF:  # the detach's re-share did not re-enter it
-                self._reschedule(x)  # the clock's next flow
+            if c.due == INF:  # the detach's re-share did not re-enter it
+                self._reschedule(c)  # the clock's next work
         self._arm()
 
     def kick(self) -> None:

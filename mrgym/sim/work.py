@@ -3,13 +3,9 @@ that the fluid model (execution.py) runs at the rate it sets."""
 
 from __future__ import annotations
 
-import math
-
 import simpy
 
 from mrgym.sim.topology import Clock, Host, Link
-
-INF = math.inf
 
 
 class Work:
@@ -19,13 +15,8 @@ class Work:
         "kind",
         "total",
         "remaining",
-        "rate",
-        "t_last",
-        "version",
         "event",
         "links",
-        "cores",
-        "due",
         "host",
         "vm",
         "factor",
@@ -43,15 +34,9 @@ class Work:
     def __init__(self, kind: str, total: float, event: simpy.Event, factor: float):
         self.kind = kind
         self.total = total
-        self.remaining = total
-        self.rate = 0.0
-        self.t_last = 0.0
-        self.version = 0
+        self.remaining = total  # MB or core-seconds left when it last stopped
         self.event = event
         self.links: tuple[Link, ...] = ()
-
-        self.cores = 0.0  # a compute phase's granted cores (what Xentop would show)
-        self.due = INF  # time of its live completion-heap entry
         self.host: Host | None = None
         self.vm = None
         self.factor = factor
@@ -60,8 +45,9 @@ class Work:
         self.tag = None
         self.write = False  # tag in WRITE_TAGS (kept with the tag by FluidEngine.flow)
         self.absorbed: tuple = ()  # page caches that took this write (writeback.py)
-        # a running flow: the clock of its bottleneck link, and the clock's reading at
-        # which it finishes (its remaining MB are (vfin - clock) * factor)
+        # a running work: the clock it follows (a flow: its bottleneck link's; a compute
+        # phase: its VM's on the host's CpuPool), and the clock's reading at which it
+        # finishes (what is left is (vfin - clock) * factor)
         self.clk: Clock | None = None
         self.clks: tuple[Clock, ...] = ()  # its class's clock on each of its links
         self.vfin = 0.0
@@ -73,11 +59,18 @@ class Work:
         c = self.clk
         if c is not None:
             return max(0.0, (self.vfin - c.v - c.rate * (now - c.t)) * self.factor)
-        return max(0.0, self.remaining - self.rate * (now - self.t_last))
+        return self.remaining
 
     def rate_now(self) -> float:
         """MB/s (a flow) or reference core-seconds/s (a compute phase) right now."""
         c = self.clk
         if c is not None:
             return c.rate * self.factor
-        return self.rate
+        return 0.0
+
+    @property
+    def cores(self) -> float:
+        """A running compute phase's granted cores (what Xentop would show); 0 otherwise."""
+        if self.kind != "compute" or self.clk is None:
+            return 0.0
+        return self.host.cpu.cores_of(self.vm)
