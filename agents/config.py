@@ -75,6 +75,9 @@ class TrainConfig(BaseModel):
     total_steps: int = Field(200_000, ge=1)
     policy: str = "MlpPolicy"
     hyperparameters: dict[str, Any] = {}
+    # what hyperparameters.gamma discounts: each decision (SB3's default) or each simulated
+    # second (agents/time_discount.py: the discount between decisions is gamma ** dt)
+    discount_per: Literal["decision", "second"] = "decision"
     checkpoint_every_steps: int = Field(50_000, ge=1)
     # torch intra-op threads: a small MLP trains faster on one thread, and the env
     # workers need the other cores
@@ -82,6 +85,15 @@ class TrainConfig(BaseModel):
     eval: EvalConfig = EvalConfig()
     # behaviour cloning of a baseline before RL (agents/pretrain.py); None: start at random
     pretrain: PretrainConfig | None = None
+
+    @model_validator(mode="after")
+    def _time_discount_needs_maskable_ppo(self) -> TrainConfig:
+        if self.discount_per == "second" and self.algorithm != "maskable_ppo":
+            raise ValueError(
+                f"discount_per: 'second' needs algorithm maskable_ppo (its rollout buffer "
+                f"takes the simulated time), got algorithm {self.algorithm}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _pretrain_needs_a_policy_gradient(self) -> TrainConfig:

@@ -200,6 +200,10 @@ def train(
 
         # JobSetPolicy and the "deepsets"/"attention" extractors are named by string in YAML
         policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
+        if cfg.discount_per == "second":
+            from agents.time_discount import TimeDiscountBuffer
+
+            hp = {**hp, "rollout_buffer_class": TimeDiscountBuffer}
         model = algo(policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=tb, **hp)
     start = model.num_timesteps
     if resume:  # the run's clone, as it was recorded
@@ -231,6 +235,7 @@ def train(
                 "speculation": cfg.env.speculation,
                 "work_conserving": cfg.env.work_conserving,
                 "reward_weights": cfg.env.reward_weights,
+                "discount_per": cfg.discount_per,
                 **{f"hp.{k}": v for k, v in cfg.hyperparameters.items()},
             }
         ),
@@ -241,6 +246,10 @@ def train(
         ),
         eval_cb,
     ]
+    if cfg.discount_per == "second":
+        from agents.time_discount import SojournCallback
+
+        callbacks.insert(0, SojournCallback())
     if progress:
         # on-policy algorithms collect whole rollouts (n_envs x n_steps): SB3 stops at the
         # first rollout boundary at or past the target, so the bar counts to that

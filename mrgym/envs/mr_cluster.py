@@ -91,7 +91,8 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ``info["reward_terms"]``: ``jct`` (-active jobs x dt / 100: the return is -sum JCT/100),
     ``throughput`` (tasks completed), ``locality`` (per map launched: node 1, server 0.9,
     rack 0.3, off-rack 0), ``fairness`` (-lsap's fairness distance x dt / 100), ``cost``
-    (-$), ``sla`` (-interactive SLA-violation seconds / 100).
+    (-$), ``sla`` (-interactive SLA-violation seconds / 100).  ``info["dt"]``: the simulated
+    seconds the step covered, over which the terms accrued (a semi-MDP's sojourn time).
 
     ## Starting State
     ``reset(seed=s)`` builds the scenario's cluster, draws the workload and every task's luck
@@ -326,6 +327,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             # until the time cap)
             decline = self.codec.decline
             action = decline if self._mask[decline] else int(np.flatnonzero(self._mask)[0])
+        t0 = self.sim.env.now
         launched = self._beat.answer(self.codec.decode(action, self._slots))
         self._advance()
         view = self.view
@@ -333,6 +335,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         terminated = bool(view.finished and not view.truncated)
         truncated = bool(view.truncated)
         info = self._info(invalid, terms)
+        info["dt"] = float(view.now - t0)  # simulated seconds to the next decision
         if terminated or truncated:
             info["episode_metrics"] = episode_metrics(self.sim)
         return self._obs(), reward, terminated, truncated, info

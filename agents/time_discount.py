@@ -1,0 +1,58 @@
+"""Discounting by simulated time: MaskablePPO on the environment as a semi-MDP.
+
+A decision step of ``MRCluster-v0`` covers a variable stretch of simulated time
+(``info["dt"]``): none between two free slots of one heartbeat, a heartbeat period after
+the last.  With SB3's discount per step, ``gamma`` applies per *decision*, so a policy
+that idles slots (each idle slot asks again at every heartbeat) makes more decisions per
+simulated second and discounts the same future job-seconds more: with the JCT reward it
+is paid to decline.  Discounting per simulated second removes that incentive: the
+discount between decisions t and t+1 is ``gamma ** dt_t`` (the semi-MDP return of
+Bradtke & Duff, 1995, with the step's reward taken at its start).
+
+``TimeDiscountBuffer`` is MaskablePPO's rollout buffer with that discount in its GAE;
+``SojournCallback`` copies each step's ``info["dt"]`` into it (SB3 calls a callback's
+``on_step`` after ``env.step`` and before the buffer's ``add``).  Config:
+``discount_per: second`` (agents/config.py), ``gamma`` then per simulated second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+from stable_baselines3.common.callbacks import BaseCallback
+
+
+class TimeDiscountBuffer(MaskableRolloutBuffer):
+    """GAE with the discount ``gamma ** dt`` between consecutive decisions."""
+
+    def reset(self) -> None:
+        super().reset()
+        # simulated seconds each step covered; 1 (the per-step discount) until recorded
+        self.dts = np.ones((self.buffer_size, self.n_envs), dtype=np.float32)
+
+    def compute_returns_and_advantage(self, last_values, dones: np.ndarray) -> None:
+        last_values = last_values.clone().cpu().numpy().flatten()
+        disc = np.power(self.gamma, self.dts, dtype=np.float64)
+        last_gae_lam = 0.0
+        for step in reversed(range(self.buffer_size)):
+            if step == self.buffer_size - 1:
+                next_non_terminal = 1.0 - dones.astype(np.float32)
+                next_values = last_values
+            else:
+                next_non_terminal = 1.0 - self.episode_starts[step + 1]
+                next_values = self.values[step + 1]
+            g = disc[step]
+            delta = self.rewards[step] + g * next_values * next_non_terminal - self.values[step]
+            last_gae_lam = delta + g * self.gae_lambda * next_non_terminal * last_gae_lam
+            self.advantages[step] = last_gae_lam
+        self.returns = self.advantages + self.values
+
+
+class SojournCallback(BaseCallback):
+    """Record each step's simulated duration (``info["dt"]``) in a TimeDiscountBuffer."""
+
+    def _on_step(self) -> bool:
+        buf = self.model.rollout_buffer
+        if isinstance(buf, TimeDiscountBuffer) and buf.pos < buf.buffer_size:
+            buf.dts[buf.pos] = [float(i.get("dt", 1.0)) for i in self.locals["infos"]]
+        return True
