@@ -35,8 +35,8 @@ cdef class FluidEngine:
     @cython.locals(t=cython.double)
     cpdef _reschedule(self, Clock c)
 
-    @cython.locals(rose=cython.bint)
-    cpdef set_clock_rate(self, Clock c, double rate, double now)
+    @cython.locals(rose=cython.bint, c=Clock, w=Work, rem=cython.double)
+    cpdef set_pool_rate(self, pool, double rate, moved, double now)
 
     @cython.locals(t=cython.double, f=cython.double, now=cython.double, heap=list, w=Work,
                    c=Clock)

@@ -6,7 +6,7 @@ from mrgym.sim.topology cimport Clock
 
 cdef class Work:
     cdef public object kind
-    cdef public double total, remaining, factor, vfin
+    cdef public double total, remaining, factor, cf, vfin
     cdef public long long vseq
     cdef public Clock clk
     cdef public object event, host, vm, tag, absorbed, dom0_hosts

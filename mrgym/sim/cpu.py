@@ -4,9 +4,11 @@ Nobody slows down until the demand of all co-hosted compute phases, interactive 
 Dom0 (per active I/O stream) exceeds the host's cores; beyond that the cores are shared
 in proportion to demand (ILA Fig. 1).
 
-A VM's compute phases all get the same share of a core, so they share one virtual clock
-(topology.Clock, as flows limited by the same link do): a change re-times each VM's clock
-once instead of re-rating every phase on the host (issue "Speed").
+All compute phases on a host follow one virtual clock (topology.Clock, as flows limited by
+the same link do), which runs at the host's speed per granted core; a phase moves at that
+rate times its share of a core and its factor.  A change re-times the clock once; only the
+phases of a VM whose share of a core changed (its phase count or cap passed its vCPUs) are
+re-bound (issue "Speed").
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ class CpuPool:
         "busy_core_s",
         "params",
         "_demand",
-        "clocks",
+        "clock",
         "vms",
-        "granted",
+        "share",
+        "scale",
     )
 
     def __init__(self, host: Host, engine: FluidEngine, params: ModelParams):
@@ -55,11 +58,13 @@ class CpuPool:
         self.energy_j = 0.0
         self.busy_core_s = 0.0
         self._demand = 0.0
-        # per VM with phases here: its phases' clock (core-seconds per phase and second,
-        # before the phase's factor), the VM and each phase's granted cores
-        self.clocks: dict[int, Clock] = {}
+        # the phases' clock: reference core-seconds per second of a phase with a whole
+        # core and factor 1; per VM with phases here, the VM and each phase's share of a
+        # core before scaling (min(1, cap / phases)); the scaling of every share
+        self.clock = Clock()
         self.vms: dict[int, object] = {}
-        self.granted: dict[int, float] = {}
+        self.share: dict[int, float] = {}
+        self.scale = 1.0
 
     def dom0_demand(self) -> float:
         return self.io_streams * self.params.dom0_cores_per_stream if self.host.virtualized else 0.0
@@ -92,15 +97,11 @@ class CpuPool:
                 return
         self.recompute(now)
 
-    def add_vm_work(self, vm) -> Clock:
-        """A compute phase of ``vm`` joined the pool: the clock it binds to."""
+    def add_vm_work(self, vm) -> None:
+        """A compute phase of ``vm`` joined the pool."""
         vid = vm.id
         self.vm_count[vid] = self.vm_count.get(vid, 0) + 1
         self.vms[vid] = vm
-        c = self.clocks.get(vid)
-        if c is None:
-            c = self.clocks[vid] = Clock()
-        return c
 
     def remove_vm_work(self, vm) -> None:
         """A compute phase of ``vm`` left the pool."""
@@ -111,24 +112,31 @@ class CpuPool:
         else:
             del self.vm_count[vid]
             del self.vms[vid]
-            self.granted.pop(vid, None)
+            del self.share[vid]
 
     def cores_of(self, vm) -> float:
         """Cores granted now to each compute phase of ``vm`` (what Xentop would show)."""
-        return self.granted.get(vm.id, 0.0)
+        d = self.share.get(vm.id)
+        return 0.0 if d is None else d * self.scale
 
     def recompute(self, now: float) -> None:
-        """Share the cores among current consumers and re-time every VM's phase clock."""
+        """Share the cores among current consumers: re-time the phases' clock, and re-bind
+        the phases of VMs whose share of a core changed."""
         self.account(now)
         host = self.host
-        shares = []
         total = 0.0
         vms = self.vms
+        share = self.share
+        moved = None
         for vid, n in self.vm_count.items():
             vm = vms[vid]
             cap = vm.cpu_cap if vm.cpu_cap is not None else vm.vcpus
             d = min(1.0, cap / n)  # each of the VM's n phases: a core at most
-            shares.append((vid, d))
+            if share.get(vid) != d:
+                share[vid] = d
+                if moved is None:
+                    moved = set()
+                moved.add(vid)
             total += d * n
         inter = 0.0
         for app in self.interactive:
@@ -138,15 +146,10 @@ class CpuPool:
         demand = total + inter + dom0
         cores = host.type.cores
         scale = 1.0 if demand <= cores else cores / demand
+        self.scale = scale
         self.used = min(demand, cores)
         for app in self.interactive:
             app.granted = app.demand * scale
         n = len(self.works)
         pen = (1.0 - self.params.corunner_penalty) ** (n - 1) if n > 1 else 1.0
-        speed = host.type.core_speed * scale * pen
-        engine = self.engine
-        granted = self.granted
-        clocks = self.clocks
-        for vid, d in shares:
-            granted[vid] = d * scale
-            engine.set_clock_rate(clocks[vid], d * speed, now)
+        self.engine.set_pool_rate(self, host.type.core_speed * scale * pen, moved, now)

@@ -18,14 +18,14 @@ Rates are recomputed only when the set of consumers of a resource changes, and o
 the consumers of that resource.  Flows limited by the same link share its virtual clock
 (topology.Clock, one per flow class): a share change re-times the clock once, and only
 flows whose bottleneck moves are re-bound, so the work per change scales with bottleneck
-switches, not with flows (issue "Speed").  A VM's compute phases on a host share one
-clock likewise (cpu.py).  Completions are kept in one heap of clocks, each clock with a
-heap of its works, with lazy invalidation and a single pending SimPy timeout for the
-earliest one: no polling.
+switches, not with flows (issue "Speed").  The compute phases on a host share one clock
+likewise (cpu.py).  Completions are kept in one heap of clocks, each clock with a heap of
+its works, with lazy invalidation and a single pending SimPy timeout for the earliest one:
+no polling.
 
-Exactness: a work's remaining MB or core-seconds is (its finish reading - the clock's reading) x factor
-rather than a running sum over its rate changes, so times differ from the per-flow model
-in the last bits, and completions that fall on the same instant may be taken in another
+Exactness: a work's remaining MB or core-seconds is (its finish reading - the clock's
+reading) x its clock factor rather than a running sum over its rate changes, so times
+differ from the per-flow model in the last bits, and completions that fall on the same instant may be taken in another
 order (tests/golden_cases.py records the results of this model).
 """
 
@@ -116,9 +116,10 @@ class FluidEngine:
         w.active = True
         pool = w.host.cpu
         pool.works[w] = None
-        c = pool.add_vm_work(w.vm)
-        pool.recompute(now)  # the VM's clock runs at its new rate from now
-        self._bind(w, c, w.remaining, now)
+        pool.add_vm_work(w.vm)
+        pool.recompute(now)  # the clock runs at its new rate from now
+        w.cf = w.factor * pool.share[w.vm.id]
+        self._bind(w, pool.clock, w.remaining, now)
 
     # -- stopping work -------------------------------------------------------------------
     def _detach(self, w: Work) -> None:
@@ -172,7 +173,7 @@ class FluidEngine:
         w.total += mb
         c = w.clk
         if c is not None:  # a later finish: a new entry in its clock's heap
-            w.vfin += mb / w.factor
+            w.vfin += mb / w.cf
             self._seq += 1
             w.vseq = self._seq
             heapq.heappush(c.heap, (w.vfin, self._seq, w))
@@ -190,7 +191,7 @@ class FluidEngine:
         w.total -= mb
         c = w.clk
         if c is not None:  # an earlier finish: a new entry, and maybe the clock's
-            w.vfin -= mb / w.factor
+            w.vfin -= mb / w.cf
             self._seq += 1
             w.vseq = self._seq
             heapq.heappush(c.heap, (w.vfin, self._seq, w))
@@ -283,14 +284,14 @@ class FluidEngine:
         v = c.v + c.rate * (now - c.t)
         f.clk = c
         c.bound[f] = None
-        vfin = v + rem / f.factor
+        vfin = v + rem / f.cf
         f.vfin = vfin
         self._seq += 1
         f.vseq = self._seq
         heapq.heappush(c.heap, (vfin, self._seq, f))
         rate = c.rate
         if rate > 0.0:
-            t = now + rem / (rate * f.factor)
+            t = now + rem / (rate * f.cf)
             if t < c.due:  # finishes before the clock's entry says (lazy heap)
                 c.due = t
                 self._seq += 1
@@ -299,7 +300,7 @@ class FluidEngine:
     def _unbind(self, f: Work, now: float) -> float:
         """Take flow ``f`` off its clock; returns the MB it has left."""
         c = f.clk
-        rem = (f.vfin - c.v - c.rate * (now - c.t)) * f.factor
+        rem = (f.vfin - c.v - c.rate * (now - c.t)) * f.cf
         del c.bound[f]
         if not c.bound:
             c.heap.clear()  # every entry left is stale
@@ -326,12 +327,20 @@ class FluidEngine:
             self._seq += 1
             heapq.heappush(self._heap, (t, self._seq, c))
 
-    def set_clock_rate(self, c: Clock, rate: float, now: float) -> None:
-        """Set a VM's compute clock's rate (``CpuPool.recompute``): its phases follow."""
-        if rate == c.rate:
-            return
+    def set_pool_rate(self, pool, rate: float, moved: set | None, now: float) -> None:
+        """Set a CpuPool's clock rate (``CpuPool.recompute``) and re-bind the phases of the
+        VMs in ``moved``, whose share of a core changed."""
+        c = pool.clock
         rose = rate > c.rate
-        self._retime(c, rate, now)
+        if rate != c.rate:
+            self._retime(c, rate, now)
+        if moved:
+            share = pool.share
+            for w in pool.works:
+                if w.clk is c and w.vm.id in moved:
+                    rem = self._unbind(w, now)
+                    w.cf = w.factor * share[w.vm.id]
+                    self._bind(w, c, rem, now)
         if rose and c.bound:
             self._reschedule(c)
 

@@ -20,6 +20,7 @@ class Work:
         "host",
         "vm",
         "factor",
+        "cf",
         "active",
         "dom0_hosts",
         "tag",
@@ -40,14 +41,17 @@ class Work:
         self.host: Host | None = None
         self.vm = None
         self.factor = factor
+        # the factor on its clock's rate: a flow's own; a compute phase's times its share of
+        # a core (the pool's clock runs per whole core)
+        self.cf = factor
         self.active = False
         self.dom0_hosts: tuple[Host, ...] = ()
         self.tag = None
         self.write = False  # tag in WRITE_TAGS (kept with the tag by FluidEngine.flow)
         self.absorbed: tuple = ()  # page caches that took this write (writeback.py)
         # a running work: the clock it follows (a flow: its bottleneck link's; a compute
-        # phase: its VM's on the host's CpuPool), and the clock's reading at which it
-        # finishes (what is left is (vfin - clock) * factor)
+        # phase: its host's CpuPool's), and the clock's reading at which it
+        # finishes (what is left is (vfin - clock) * cf)
         self.clk: Clock | None = None
         self.clks: tuple[Clock, ...] = ()  # its class's clock on each of its links
         self.vfin = 0.0
@@ -58,14 +62,14 @@ class Work:
             return self.remaining
         c = self.clk
         if c is not None:
-            return max(0.0, (self.vfin - c.v - c.rate * (now - c.t)) * self.factor)
+            return max(0.0, (self.vfin - c.v - c.rate * (now - c.t)) * self.cf)
         return self.remaining
 
     def rate_now(self) -> float:
         """MB/s (a flow) or reference core-seconds/s (a compute phase) right now."""
         c = self.clk
         if c is not None:
-            return c.rate * self.factor
+            return c.rate * self.cf
         return 0.0
 
     @property
