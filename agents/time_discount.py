@@ -11,7 +11,9 @@ Bradtke & Duff, 1995, with the step's reward taken at its start).
 
 ``TimeDiscountBuffer`` is MaskablePPO's rollout buffer with that discount in its GAE;
 ``SojournCallback`` copies each step's ``info["dt"]`` into it (SB3 calls a callback's
-``on_step`` after ``env.step`` and before the buffer's ``add``).  Config:
+``on_step`` after ``env.step`` and before the buffer's ``add``).  A step cut by the time cap
+is bootstrapped by SB3 with ``gamma * V(terminal observation)``; the callback adds the
+difference to ``gamma ** dt * V``, which the buffer applies to that step's reward.  Config:
 ``discount_per: second`` (agents/config.py), ``gamma`` then per simulated second.
 """
 
@@ -29,6 +31,12 @@ class TimeDiscountBuffer(MaskableRolloutBuffer):
         super().reset()
         # simulated seconds each step covered; 1 (the per-step discount) until recorded
         self.dts = np.ones((self.buffer_size, self.n_envs), dtype=np.float32)
+        # per step, what turns SB3's one-step bootstrap of a truncated step into gamma ** dt
+        self.fix = np.zeros((self.buffer_size, self.n_envs), dtype=np.float32)
+
+    def add(self, obs, action, reward, episode_start, value, log_prob, action_masks=None):
+        reward = np.asarray(reward, dtype=np.float32) + self.fix[self.pos]
+        super().add(obs, action, reward, episode_start, value, log_prob, action_masks=action_masks)
 
     def compute_returns_and_advantage(self, last_values, dones: np.ndarray) -> None:
         last_values = last_values.clone().cpu().numpy().flatten()
@@ -53,6 +61,21 @@ class SojournCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         buf = self.model.rollout_buffer
-        if isinstance(buf, TimeDiscountBuffer) and buf.pos < buf.buffer_size:
-            buf.dts[buf.pos] = [float(i.get("dt", 1.0)) for i in self.locals["infos"]]
+        if not isinstance(buf, TimeDiscountBuffer) or buf.pos >= buf.buffer_size:
+            return True
+        infos = self.locals["infos"]
+        dts = [float(i.get("dt", 1.0)) for i in infos]
+        buf.dts[buf.pos] = dts
+        fix = np.zeros(len(infos), dtype=np.float32)
+        gamma = self.model.gamma
+        for k, (done, info) in enumerate(zip(self.locals["dones"], infos)):
+            term = info.get("terminal_observation")
+            if done and term is not None and info.get("TimeLimit.truncated", False):
+                import torch
+
+                policy = self.model.policy
+                with torch.no_grad():
+                    v = float(policy.predict_values(policy.obs_to_tensor(term)[0])[0, 0])
+                fix[k] = (gamma ** dts[k] - gamma) * v
+        buf.fix[buf.pos] = fix
         return True

@@ -43,6 +43,7 @@ class CpuPool:
         "vms",
         "share",
         "scale",
+        "stalled",
     )
 
     def __init__(self, host: Host, engine: FluidEngine, params: ModelParams):
@@ -65,6 +66,9 @@ class CpuPool:
         self.vms: dict[int, object] = {}
         self.share: dict[int, float] = {}
         self.scale = 1.0
+        # running phases with no progress (a VM capped at 0 cores): off the clock until
+        # their share is positive again
+        self.stalled: dict = {}
 
     def dom0_demand(self) -> float:
         return self.io_streams * self.params.dom0_cores_per_stream if self.host.virtualized else 0.0

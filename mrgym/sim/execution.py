@@ -118,14 +118,16 @@ class FluidEngine:
         pool.works[w] = None
         pool.add_vm_work(w.vm)
         pool.recompute(now)  # the clock runs at its new rate from now
-        w.cf = w.factor * pool.share[w.vm.id]
-        self._bind(w, pool.clock, w.remaining, now)
+        self._bind_phase(w, pool, pool.share[w.vm.id], w.remaining, now)
 
     # -- stopping work -------------------------------------------------------------------
     def _detach(self, w: Work) -> None:
         """Take ``w`` off its resources and re-share them among the others."""
         now = self.env.now
-        w.remaining = self._unbind(w, now)  # every running work follows a clock
+        if w.clk is not None:
+            w.remaining = self._unbind(w, now)
+        else:  # a stalled compute phase (cpu.py): its remaining is current
+            w.host.cpu.stalled.pop(w, None)
         w.active = False
         if w.kind == "flow":
             writes = w.write
@@ -335,14 +337,31 @@ class FluidEngine:
         if rate != c.rate:
             self._retime(c, rate, now)
         if moved:
-            share = pool.share
+            share, stalled = pool.share, pool.stalled
             for w in pool.works:
-                if w.clk is c and w.vm.id in moved:
+                if w.vm.id not in moved:
+                    continue
+                if w.clk is c:
                     rem = self._unbind(w, now)
-                    w.cf = w.factor * share[w.vm.id]
-                    self._bind(w, c, rem, now)
+                elif w in stalled:
+                    del stalled[w]
+                    rem = w.remaining
+                else:
+                    continue  # the phase being added: _add_compute binds it
+                self._bind_phase(w, pool, share[w.vm.id], rem, now)
         if rose and c.bound:
             self._reschedule(c)
+
+    def _bind_phase(self, w: Work, pool, share: float, rem: float, now: float) -> None:
+        """Bind compute phase ``w`` with ``rem`` core-seconds left to its pool's clock; a
+        share of 0 (a cap of 0 cores) or a factor of 0 stalls it unbound instead."""
+        cf = w.factor * share
+        if cf > 0.0:
+            w.cf = cf
+            self._bind(w, pool.clock, rem, now)
+        else:
+            w.remaining = rem
+            pool.stalled[w] = None
 
     # -- completion events ---------------------------------------------------------------
     def _arm(self) -> None:
@@ -391,8 +410,9 @@ class FluidEngine:
             self._detach(w)
             w.remaining = 0.0
             w.event.succeed(w)
-            if c.due == INF:  # the detach's re-share did not re-enter it
-                self._reschedule(c)  # the clock's next work
+            # the clock's next work: the detach's re-share may have bound a work to it
+            # (setting c.due to that work's finish) without looking at the others
+            self._reschedule(c)
         self._arm()
 
     def kick(self) -> None:
