@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from mrgym.reproduce.probes import Pinned, cluster
 from mrgym.reproduce.probes import scenario as _probe_scenario
 
-__all__ = ["Pinned", "cluster", "scenario", "run_cli"]
+__all__ = ["Pinned", "cluster", "scenario", "run_cli", "StubType", "StubHost", "StubVM"]
 
 
 def scenario(cluster_: dict, jobs: list[dict], replication: int = 1, **kw) -> dict:
@@ -54,3 +55,28 @@ def lee_cloud_small() -> dict:
         over[f"workload.jobs.{j}.input_mb"] = 3121.95 if j == 3 else 12487.8
         over[f"workload.jobs.{j}.reduces"] = 1 if j == 2 else 15
     return over
+
+
+# -- stubs of a host and its VMs for a CpuPool alone (tests/test_cpu_clocks*.py) ----------
+@dataclass
+class StubType:
+    cores: float = 4.0
+    core_speed: float = 1.3
+    power_idle_w: float = 100.0
+    power_max_w: float = 200.0
+
+
+@dataclass(eq=False)
+class StubHost:
+    type: StubType = field(default_factory=StubType)
+    virtualized: bool = False  # Dom0's demand only counts I/O streams, which these lack
+    alive: bool = True
+    cpu: object = None
+
+
+@dataclass(eq=False)
+class StubVM:
+    id: int
+    host: StubHost
+    vcpus: float = 2.0
+    cpu_cap: float | None = None

@@ -10,40 +10,16 @@ Both must give the same completion times, up to floating-point rounding.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 import simpy
+from helpers import StubHost, StubType, StubVM
 
 from mrgym.sim.cpu import CpuPool
 from mrgym.sim.execution import FluidEngine
 from mrgym.sim.params import ModelParams
 
 CORES, SPEED, PENALTY = 4.0, 1.3, 0.05
-
-
-@dataclass
-class _Type:
-    cores: float = CORES
-    core_speed: float = SPEED
-    power_idle_w: float = 100.0
-    power_max_w: float = 200.0
-
-
-@dataclass
-class _Host:
-    type: _Type = field(default_factory=_Type)
-    virtualized: bool = True
-    alive: bool = True
-    cpu: CpuPool | None = None
-
-
-@dataclass(eq=False)
-class _VM:
-    id: int
-    host: _Host
-    vcpus: float = 2.0
-    cpu_cap: float | None = None
 
 
 def _workload(seed: int, n: int = 40):
@@ -66,9 +42,9 @@ def _setup():
     env = simpy.Environment()
     params = ModelParams(corunner_penalty=PENALTY)
     eng = FluidEngine(env, params)
-    host = _Host()
+    host = StubHost(type=StubType(cores=CORES, core_speed=SPEED))
     host.cpu = CpuPool(host, eng, params)
-    vms = [_VM(i, host) for i in range(3)]
+    vms = [StubVM(i, host) for i in range(3)]
     return env, eng, host, vms
 
 

@@ -9,13 +9,15 @@ and granted cores with a brute-force model that recomputes every rate at every e
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import simpy
 from gymnasium import spaces
+from helpers import StubHost as _Host
+from helpers import StubType as _Type
+from helpers import StubVM as _VM
 
 from mrgym.sim.cpu import CpuPool
 from mrgym.sim.execution import FluidEngine
@@ -23,30 +25,6 @@ from mrgym.sim.params import ModelParams
 
 
 # -- stubs ------------------------------------------------------------------------------
-@dataclass
-class _Type:
-    cores: float = 4.0
-    core_speed: float = 1.3
-    power_idle_w: float = 100.0
-    power_max_w: float = 200.0
-
-
-@dataclass(eq=False)
-class _Host:
-    type: _Type = field(default_factory=_Type)
-    virtualized: bool = False  # no Dom0 demand: the reference needs none
-    alive: bool = True
-    cpu: CpuPool | None = None
-
-
-@dataclass(eq=False)
-class _VM:
-    id: int
-    host: _Host
-    vcpus: float = 2.0
-    cpu_cap: float | None = None
-
-
 def _engine(penalty: float):
     env = simpy.Environment()
     params = ModelParams(corunner_penalty=penalty)
