@@ -6,7 +6,9 @@
 Reads each run's TensorBoard events (``mr_eval/<tag>``, written by the held-out
 evaluation of ``agents.train``) and draws them with the baselines' values (measured on the
 same held-out seeds) as horizontal lines, so a reader sees when, and whether, an agent
-passes a baseline.
+passes a baseline.  An evaluation that finished fewer jobs than the run's best
+(``mr_eval/jobs_completed``: cut by ``eval.max_steps``, a policy that holds slots back) is
+drawn as an x: its mean is over the jobs that finished, and it never counts as best.
 """
 
 from __future__ import annotations
@@ -35,6 +37,16 @@ def read_curve(run: str | Path, tag: str = "mr_eval/mean_jct") -> list[tuple[int
     return sorted(points.items())
 
 
+def incomplete_steps(run: str | Path) -> set[int]:
+    """Steps whose evaluation finished fewer jobs than the run's most complete one."""
+    try:
+        done = read_curve(run, "mr_eval/jobs_completed")
+    except ValueError:  # runs from before the tag: nothing to mark
+        return set()
+    full = max(v for _, v in done)
+    return {step for step, v in done if v < full}
+
+
 def plot_curves(
     runs: list[str | Path],
     baselines: dict[str, float],
@@ -48,9 +60,19 @@ def plot_curves(
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
+    marked = False
     for run in runs:
-        xs, ys = zip(*read_curve(run, tag), strict=True)
-        ax.plot(xs, ys, marker="o", label=Path(run).name)
+        points = read_curve(run, tag)
+        xs, ys = zip(*points, strict=True)
+        (line,) = ax.plot(xs, ys, marker="o", label=Path(run).name)
+        cut = incomplete_steps(run)
+        bad = [(x, y) for x, y in points if x in cut]
+        if bad:
+            bx, by = zip(*bad, strict=True)
+            ax.plot(bx, by, "x", color="black", markersize=9, zorder=3)
+            marked = True
+    if marked:  # one legend entry for every run's incomplete evaluations
+        ax.plot([], [], "x", color="black", label="fewer jobs finished (cut)")
     styles = ("--", ":", "-.")
     for i, (name, value) in enumerate(baselines.items()):
         ax.axhline(value, color="grey", linestyle=styles[i % len(styles)], label=name)

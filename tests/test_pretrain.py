@@ -206,6 +206,22 @@ def test_training_curves_plot_reads_the_held_out_events(tmp_path):
         read_curve(run, "mr_eval/p95_jct")
 
 
+def test_training_curves_mark_the_evaluations_that_were_cut(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.curves import incomplete_steps, plot_curves
+
+    run = tmp_path / "run-s1"
+    w = SummaryWriter(str(run / "tb" / "run_1"))
+    for step, v, n in ((100, 180.0, 25), (200, 150.0, 25), (300, 120.0, 23)):
+        w.add_scalar("mr_eval/mean_jct", v, step)
+        w.add_scalar("mr_eval/jobs_completed", n, step)
+    w.close()
+    assert incomplete_steps(run) == {300}
+    assert incomplete_steps(tmp_path / "run-s0-none") == set()  # no events: nothing marked
+    assert plot_curves([run], {}, tmp_path / "c.png").stat().st_size > 5_000
+
+
 def test_train_seed_names_the_run_and_is_refused_on_resume(tmp_path):
     from helpers import run_cli
 
