@@ -25,8 +25,8 @@ no polling.
 
 Exactness: a work's remaining MB or core-seconds is (its finish reading - the clock's
 reading) x its clock factor rather than a running sum over its rate changes, so times
-differ from the per-flow model in the last bits, and completions that fall on the same instant may be taken in another
-order (tests/golden_cases.py records the results of this model).
+differ from the per-work model in the last bits, and completions that fall on the same
+instant may be taken in another order (tests/golden_cases.py records this model's results).
 """
 
 from __future__ import annotations
@@ -300,7 +300,7 @@ class FluidEngine:
                 heapq.heappush(self._heap, (t, self._seq, c))
 
     def _unbind(self, f: Work, now: float) -> float:
-        """Take flow ``f`` off its clock; returns the MB it has left."""
+        """Take work ``f`` off its clock; returns the MB (core-seconds) it has left."""
         c = f.clk
         rem = (f.vfin - c.v - c.rate * (now - c.t)) * f.cf
         del c.bound[f]
