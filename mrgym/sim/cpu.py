@@ -116,7 +116,7 @@ class CpuPool:
         else:
             del self.vm_count[vid]
             del self.vms[vid]
-            del self.share[vid]
+            self.share.pop(vid, None)  # none if no recompute ran since it joined
 
     def cores_of(self, vm) -> float:
         """Cores granted now to each compute phase of ``vm`` (what Xentop would show)."""
