@@ -8,14 +8,12 @@ work that never fires, so its process simply never resumes.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
-import simpy
-
 from mrgym.sim.hdfs import NODE, SERVER
-from mrgym.sim.jobs import Attempt, Job, MapOutput
+from mrgym.sim.jobs import Attempt, Job
 from mrgym.sim.part import Part
+from mrgym.sim.shuffle import copy_outputs
 from mrgym.sim.topology import VM, Link
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -157,121 +155,21 @@ class AttemptRunner(Part):
         task, vm = att.task, att.vm
         job = task.job
         prof = job.profile
-        env = self.env
         noise = task.noise[att.number % len(task.noise)]
-        n_maps = len(job.maps)
-        n_red = len(job.reduces)
-        have: set[int] = set()
         att.fetched = 0
-        att.n_maps = n_maps
-        # The backlog (outputs not yet copied, in arrival order) is kept grouped by source
-        # across rounds: a group's MB is summed again only when it grew, and a round costs
-        # its new outputs, not the whole backlog.  Groups are rebuilt from the backlog, as
-        # a fresh grouping would make them, when an output may have left it otherwise than
-        # by a copy (one was lost, a map index came twice) or a VM moved (the keys change).
-        groups: dict[tuple, list[MapOutput]] = {}
-        sums: dict[tuple, float] = {}
-        pos: dict[int, int] = {}  # id(output) -> its place in job.outputs
-        seen: set[int] = set()  # map indices that entered the backlog
-        dup = False
-        epoch: tuple | None = None
-        dyn, paths = self.sim.dynamics, self.topo._path_cache
-        cursor = 0
-        shuffled = 0.0
-        my_rack = vm.host.rack
-        last_round = -math.inf
+        att.n_maps = len(job.maps)
         if att.outcome != "running":
             return
-        while len(have) < n_maps:
-            # Map-completion events reach a reduce through its TaskTracker's heartbeat, so
-            # a copier learns of new outputs at most once per heartbeat period (Hadoop 1).
-            wait = last_round + self.hb - env.now
-            if wait > 0 and len(job.outputs) - cursor < n_maps - len(have):
-                yield env.timeout(wait)
-                if att.outcome != "running":
-                    return
-            outs = job.outputs
-            here = vm.host
-            fresh = []
-            while cursor < len(outs):
-                o = outs[cursor]
-                if not o.lost and o.map_index not in have:
-                    fresh.append(o)
-                    pos[id(o)] = cursor
-                    if o.map_index in seen:
-                        dup = True
-                    seen.add(o.map_index)
-                cursor += 1
-            now_epoch = (dyn.outputs_lost, paths.generation, here)
-            if dup or now_epoch != epoch:
-                backlog = [o for items in groups.values() for o in items]
-                backlog.sort(key=lambda o: pos[id(o)])
-                backlog += fresh
-                backlog = [o for o in backlog if not o.lost and o.map_index not in have]
-                groups, fresh = {}, backlog
-                sums = {}
-                epoch = now_epoch
-            # group by source: this host (local disk) or a source rack
-            for o in fresh:
-                h = o.vm.host
-                key = ("host",) if h is here else ("rack", h.rack.id)
-                items = groups.get(key)
-                if items is None:
-                    groups[key] = [o]
-                else:
-                    items.append(o)
-                    sums.pop(key, None)
-            if not groups:
-                if job.output_event is None:
-                    job.output_event = env.event()
-                yield job.output_event
-                if att.outcome != "running":
-                    return
-                continue
-            # each group's MB summed when it changed (the same sum, in the same order)
-            for key, items in groups.items():
-                if key not in sums:
-                    sums[key] = sum([o.mb for o in items])
-            order = sorted(groups.items(), key=lambda kv: -sums[kv[0]])
-            take = order[: self.params.parallel_copies]
-            works, batch = [], []
-            for key, items in take:
-                mb = sums[key] / n_red
-                if key[0] == "host":
-                    links = (here.disk,)
-                else:
-                    src = max(items, key=lambda o: o.mb).vm.host
-                    # map outputs are served from the page cache: the aggregated copy
-                    # crosses the network path minus the source NIC (documented)
-                    links = self.topo.path(src, here)[1:] or (here.nic_down,)
-                w = self.flow(att, links, mb, job, tag="shuffle")
-                works.append(w)
-                batch.append((items, mb, key))
-            att.works = works
-            last_round = env.now
-            for key, _items in take:
-                del groups[key]
-                del sums[key]
-            yield simpy.AllOf(env, [w.event for w in works])
-            att.works = []
-            att.work = None
-            for items, _mb, key in batch:
-                got = [o for o in items if not o.lost and o.map_index not in have]
-                for o in got:
-                    have.add(o.map_index)
-                part = sum(o.mb for o in got) / n_red
-                shuffled += part
-                self.shuffle_mb += part
-                if key[0] == "rack" and key[1] != my_rack.id:
-                    self.shuffle_cross_rack_mb += part
-            att.fetched = len(have)
+        shuffled = yield from copy_outputs(self, att)  # shuffle.py
+        if shuffled is None:  # the attempt ended while copying
+            return
         att.phase = 1
         att.read_mb = shuffled
         cpu = prof.reduce_cpu_s_per_mb * shuffled * noise
         yield self.compute(att, vm, job, cpu).event
         att.phase = 2
         total_in = sum(t.input_mb for t in job.maps)
-        out = total_in * prof.output_ratio / n_red
+        out = total_in * prof.output_ratio / len(job.reduces)
         yield self.flow(att, self.hdfs_write_path(vm, out), out, job, tag="write").event
         att.work = None
         self.tracker.succeeded(att, out)

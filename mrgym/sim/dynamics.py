@@ -17,6 +17,7 @@ from mrgym.sim.jobs import DONE, MAP, RUNNING
 from mrgym.sim.migration import live_migrate
 from mrgym.sim.part import Part
 from mrgym.sim.scheduler import Commission, Decommission, Kill, Migrate, Pause, Resume, Throttle
+from mrgym.sim.shuffle import output_lost
 from mrgym.sim.topology import VM, Host
 from mrgym.sim.tracker import InvalidDecision
 
@@ -172,6 +173,7 @@ class Dynamics(Part):
                     if o.vm is vm and not o.lost:
                         o.lost = True
                         self.outputs_lost += 1
+                        output_lost(job)
                         t = job.maps[o.map_index]
                         if t.state == DONE:
                             for a in t.attempts:

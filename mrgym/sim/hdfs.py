@@ -130,7 +130,13 @@ class Hdfs:
             chosen.append(pick(lambda v: v.host.rack is not first_rack or not multi_rack))
         if r >= 3:
             second_rack = chosen[1].host.rack
-            same = sum(1 for v in self._racks_of_nodes.get(second_rack.id, []) if v.alive)
+            # two live nodes there are enough (a rack holds hundreds: stop counting)
+            same = 0
+            for v in self._racks_of_nodes.get(second_rack.id, ()):
+                if v.alive:
+                    same += 1
+                    if same > 1:
+                        break
             if same > 1:
                 chosen.append(pick(lambda v: v.host.rack is second_rack))
             else:

@@ -313,6 +313,7 @@ class MapOutput:
     vm: object
     mb: float
     lost: bool = False
+    seq: int = 0  # its place in job.outputs (shuffle.record_output)
 
 
 @dataclass(eq=False)
@@ -334,6 +335,7 @@ class Job:
     # shuffle bookkeeping
     outputs: list[MapOutput] = field(default_factory=list)
     output_event: object = None  # simpy.Event fired when a map output appears
+    out_index: object = None  # shuffle.OutputIndex: the outputs by source rack
     # pending-map indices (lazy deletion); filled by the cluster
     pending_by_vm: dict = field(default_factory=dict)
     pending_by_host: dict = field(default_factory=dict)

@@ -15,6 +15,7 @@ from mrgym.sim.hdfs import Hdfs
 from mrgym.sim.jobs import DONE, MAP, PENDING, REDUCE, RUNNING, Attempt, Job, MapOutput, Task
 from mrgym.sim.part import Part
 from mrgym.sim.scheduler import SPECULATE, Decision
+from mrgym.sim.shuffle import record_output
 from mrgym.sim.topology import VM
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -231,7 +232,8 @@ class JobTracker(Part):
             job.maps_done += 1
             task.output_vm = vm
             if job.reduces:
-                job.outputs.append(MapOutput(task.index, vm, out_mb))
+                out = MapOutput(task.index, vm, out_mb)
+                record_output(job, out, self.topo._path_cache.generation)
                 if job.output_event is not None:
                     ev, job.output_event = job.output_event, None
                     ev.succeed()
