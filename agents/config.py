@@ -78,6 +78,9 @@ class TrainConfig(BaseModel):
     # what hyperparameters.gamma discounts: each decision (SB3's default) or each simulated
     # second (agents/time_discount.py: the discount between decisions is gamma ** dt)
     discount_per: Literal["decision", "second"] = "decision"
+    # hyperparameters.learning_rate held for the whole run, or decayed linearly to 0 at
+    # total_steps (SB3's LinearSchedule): late updates get small, so late checkpoints settle
+    lr_schedule: Literal["constant", "linear"] = "constant"
     checkpoint_every_steps: int = Field(50_000, ge=1)
     # torch intra-op threads: a small MLP trains faster on one thread, and the env
     # workers need the other cores

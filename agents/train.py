@@ -204,6 +204,14 @@ def train(
             from agents.time_discount import TimeDiscountBuffer
 
             hp = {**hp, "rollout_buffer_class": TimeDiscountBuffer}
+        if cfg.lr_schedule == "linear":
+            import inspect
+
+            from stable_baselines3.common.utils import LinearSchedule
+
+            default = inspect.signature(algo).parameters["learning_rate"].default
+            lr = float(hp.get("learning_rate", default))
+            hp = {**hp, "learning_rate": LinearSchedule(lr, 0.0, 1.0)}
         model = algo(policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=tb, **hp)
     start = model.num_timesteps
     if resume:  # the run's clone, as it was recorded
@@ -236,6 +244,7 @@ def train(
                 "work_conserving": cfg.env.work_conserving,
                 "reward_weights": cfg.env.reward_weights,
                 "discount_per": cfg.discount_per,
+                "lr_schedule": cfg.lr_schedule,
                 **{f"hp.{k}": v for k, v in cfg.hyperparameters.items()},
             }
         ),

@@ -144,6 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--models", help="comma-separated saved models (model.zip, config.yaml beside)")
     c.add_argument(
+        "--max-decisions",
+        type=int,
+        metavar="N",
+        help="cut a model's episode after N decisions, flagged in the table (default: the "
+        "model's eval.max_steps; 0: never): a model that holds slots back would run on "
+        "to the time cap",
+    )
+    c.add_argument(
         "--tensorboard", metavar="DIR", help="also write every policy's mr/ tags under DIR"
     )
     add_sweep_options(c, "run")

@@ -196,6 +196,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         registry.make(n)  # fail early on an unknown name
     policies: list = list(names)
     workers, backend, address = sweep_options(args)
+    cap = getattr(args, "max_decisions", None)
+    if cap is not None and cap < 0:
+        raise ValueError(f"--max-decisions: expected a count >= 0 (0: no cap), got {cap}")
     if args.models:
         from agents.train import ModelFactory
         from mrgym.sweep import ModelSpec
@@ -203,8 +206,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for m in args.models.split(","):
             f = ModelFactory(m)  # loaded here: a bad path fails now, and its step count
             # is known to --tensorboard; parallel workers load it again from its path
+            n = f.policy.eval_max_steps if cap is None else cap
+            f.policy.max_decisions = n or None
             serial = backend == "process" and workers == 1
-            policies.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name))
+            policies.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name, n or None))
     stream = CsvStream(out / "results.csv", lambda: _clear(out))
     try:
         rows = evaluate(

@@ -164,7 +164,7 @@ def _run_one(pol, sc, seed: int, env_kwargs: dict):
         kw = {**own, **env_kwargs}
         env = gym.make("MRCluster-v0", config=sc, **kw)
         policy = pol(env) if factory else pol
-        r = run_episode(env, policy, seed)
+        r = run_episode(env, policy, seed, max_steps=getattr(policy, "max_decisions", None))
         jobs = [
             (j.id, j.name, len(j.maps), j.arrived_s, j.finish_s) for j in env.unwrapped.sim.jobs
         ]

@@ -113,6 +113,7 @@ class ModelPolicy:
         env_kwargs: dict[str, Any] | None = None,
         scenario: str | None = None,
         decode: str = "argmax",
+        max_decisions: int | None = None,
     ):
         if decode not in DECODES:
             raise ValueError(f"decode: must be one of {DECODES}, got {decode!r}")
@@ -125,6 +126,11 @@ class ModelPolicy:
         # the training env's keyword arguments, without the scenario (``config``)
         self.env_kwargs: dict[str, Any] = dict(env_kwargs or {})
         self.scenario = scenario
+        # the harness cuts an episode after this many decisions (None: never): a model that
+        # holds every slot back would otherwise run on to the time cap (mrgym compare)
+        self.max_decisions = max_decisions
+        # the training config's cap on its held-out evaluations (``eval.max_steps``)
+        self.eval_max_steps: int | None = None
 
     @classmethod
     def load(
@@ -133,6 +139,7 @@ class ModelPolicy:
         deterministic: bool = True,
         name: str | None = None,
         decode: str | None = None,
+        max_decisions: int | None = None,
     ) -> ModelPolicy:
         """A saved model (a run folder, its model.zip or a checkpoint) with the training
         config saved beside it (``config.yaml``, written by ``mrgym train``); ``decode``
@@ -144,14 +151,17 @@ class ModelPolicy:
         model, cfg = load_model(zip_path)
         kw = env_kwargs(cfg)
         scenario = kw.pop("config")
-        return cls(
+        policy = cls(
             model,
             deterministic=deterministic,
             name=name or model_label(zip_path, cfg),
             env_kwargs=kw,
             scenario=scenario,
             decode=decode or cfg.eval.decode,
+            max_decisions=max_decisions,
         )
+        policy.eval_max_steps = cfg.eval.max_steps
+        return policy
 
     def make_env(self, config=None, **kwargs):
         """``gym.make("MRCluster-v0", ...)`` with the training settings (``config``: another

@@ -57,6 +57,8 @@ def summarize(rows: list[dict[str, Any]], spread: str = "ci95") -> list[dict[str
             "seeds": len(rs),
             "seed_list": [r["seed"] for r in rs],
             "spread": spread,
+            # runs cut before every job finished (a decision cap or the time cap)
+            "truncated": sum(_true(r.get("truncated")) for r in rs),
         }
         for key in COMPARE_KEYS:
             vals = np.array(
@@ -88,12 +90,18 @@ def across_training_seeds(
             "seed_list": rs[0]["seed_list"],
             "spread": "training-seed std",
             "models": [r["policy"] for r in rs],
+            "truncated": sum(r.get("truncated", 0) for r in rs),
         }
         for key in COMPARE_KEYS:
             vals = np.array([r[key][0] for r in rs if not _nan(r[key][0])], dtype=float)
             row[key] = (float(vals.mean()), _spread(vals, "std")) if len(vals) else (math.nan,) * 2
         out.append(row)
     return out
+
+
+def _true(x) -> bool:
+    """A row's flag, from the harness (bool) or read back from a CSV (text)."""
+    return x is True or (isinstance(x, str) and x.strip().lower() in ("true", "1"))
 
 
 def _nan(x) -> bool:
@@ -129,8 +137,12 @@ def markdown_table(summary: list[dict[str, Any]]) -> str:
     """The summary as a markdown table, then a line saying what ``±`` is."""
     head = ["policy"] + [m.column for m in COMPARE_COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    cut = []
     for row in summary:
         cells = [row["policy"]]
+        if row.get("truncated"):  # its JCTs cover the jobs that finished: say so
+            cells[0] += " †"
+            cut.append(row)
         for metric in COMPARE_COLUMNS:
             m, s = row[metric.key]
             small = metric.bounded  # a 0..1 value: three decimals
@@ -151,7 +163,15 @@ def markdown_table(summary: list[dict[str, Any]]) -> str:
         )
     else:
         note = spread_note(summary)
-    return "\n".join(lines) + (f"\n\n{note[0].upper()}{note[1:]}." if note else "")
+    out = "\n".join(lines) + (f"\n\n{note[0].upper()}{note[1:]}." if note else "")
+    for row in cut:
+        runs = len(row["models"]) * row["seeds"] if "models" in row else row["seeds"]
+        out += (
+            f"\n\n† {row['policy']}: {row['truncated']} of {runs} runs cut before every job "
+            "finished (a decision cap or the time cap); its JCT columns count the jobs that "
+            "finished."
+        )
+    return out
 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:

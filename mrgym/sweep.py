@@ -69,7 +69,7 @@ def run_task(task: Task) -> tuple[int, dict[str, Any]]:
 
 # saved models loaded in this process, by (path, name): a worker loads each model once,
 # not once per seed
-_MODELS: dict[tuple[str, str | None], Any] = {}
+_MODELS: dict[tuple[str, str | None, int | None], Any] = {}
 
 
 @dataclass(frozen=True)
@@ -82,13 +82,16 @@ class ModelSpec:
 
     path: str
     name: str | None = None
+    max_decisions: int | None = None  # ModelPolicy.max_decisions
 
     def load(self):
-        key = (self.path, self.name)
+        key = (self.path, self.name, self.max_decisions)
         if key not in _MODELS:
             from mrgym.policy import ModelPolicy
 
-            _MODELS[key] = ModelPolicy.load(self.path, name=self.name)
+            _MODELS[key] = ModelPolicy.load(
+                self.path, name=self.name, max_decisions=self.max_decisions
+            )
         return _MODELS[key]
 
     @property

@@ -1,0 +1,72 @@
+"""A model's episodes in ``mrgym compare`` stop after a decision cap (``--max-decisions``,
+by default the model's ``eval.max_steps``), and the table flags policies whose runs were
+cut before every job finished."""
+
+from __future__ import annotations
+
+import math
+
+import yaml
+from helpers import run_cli
+from test_agents import _cfg
+
+from mrgym.summary import markdown_table, summarize
+from mrgym.sweep import ModelSpec
+
+
+def _row(policy: str, seed: int, jct: float, truncated) -> dict:
+    return {
+        "policy": policy,
+        "scenario": "s",
+        "seed": seed,
+        "mean_jct_s": jct,
+        "truncated": truncated,
+    }
+
+
+def test_the_table_flags_cut_runs_and_counts_them():
+    rows = [
+        _row("agent", 0, 10.0, True),
+        _row("agent", 1, 12.0, False),
+        _row("fair", 0, 11.0, False),
+        _row("fair", 1, 13.0, "False"),  # read back from a CSV
+        _row("late", 0, 11.0, "True"),
+        _row("late", 1, 13.0, False),
+    ]
+    summary = summarize(rows)
+    assert [r["truncated"] for r in summary] == [1, 0, 1]
+    table = markdown_table(summary)
+    assert "| agent † |" in table and "| fair |" in table and "| late † |" in table
+    assert "† agent: 1 of 2 runs cut before every job finished" in table
+    assert "† fair" not in table
+    assert not math.isnan(summary[0]["mean_jct_s"][0])
+
+
+def test_compare_cuts_a_model_at_max_decisions_and_says_so(tmp_path):
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(yaml.safe_dump(_cfg("maskable_ppo", steps=64).model_dump()))
+    assert run_cli("train", "--config", str(cfg), "--logdir", str(tmp_path)).returncode == 0
+    model = str(tmp_path / "tiny-maskable_ppo" / "model.zip")
+    common = ["compare", "--config", "lee-gpu", "--seeds", "0", "--schedulers", "fifo"]
+    r = run_cli(*common, "--models", model, "--max-decisions", "5", "--out", str(tmp_path / "a"))
+    assert r.returncode == 0, r.stderr
+    assert "| tiny-maskable_ppo † |" in r.stdout and "| fifo |" in r.stdout
+    assert "† tiny-maskable_ppo: 1 of 1 runs cut" in r.stdout
+    csv = (tmp_path / "a" / "results.csv").read_text()
+    assert "truncated" in csv.splitlines()[0]
+    # without the flag the model's own eval.max_steps (200 000) applies: lee-gpu finishes
+    r = run_cli(*common, "--models", model, "--out", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    assert "| tiny-maskable_ppo |" in r.stdout and "†" not in r.stdout
+    r = run_cli(*common, "--models", model, "--max-decisions", "-1", "--out", str(tmp_path / "c"))
+    assert r.returncode != 0 and "--max-decisions: expected a count >= 0" in r.stderr
+
+
+def test_a_model_spec_carries_its_cap_to_the_worker_policy(tmp_path):
+    from agents.train import train
+
+    run = train(_cfg("maskable_ppo", steps=64), logdir=tmp_path, progress=False)
+    spec = ModelSpec(str(run / "model.zip"), "m", 7)
+    policy = spec(None)
+    assert policy.max_decisions == 7 and policy.eval_max_steps == 200_000
+    assert ModelSpec(str(run / "model.zip"), "m")(None).max_decisions is None
