@@ -60,6 +60,17 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def add_max_decisions(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-decisions",
+        type=int,
+        metavar="N",
+        help="cut a model's episode after N decisions, flagged in the table (default: the "
+        "model's eval.max_steps; 0: never): a model that holds slots back would run on "
+        "to the time cap",
+    )
+
+
 def version() -> str:
     """The installed distribution's version (what pip reports), else the package's."""
     from importlib.metadata import PackageNotFoundError
@@ -143,14 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: a new runs/compare-CONFIG-YYYYmmdd-HHMMSS)",
     )
     c.add_argument("--models", help="comma-separated saved models (model.zip, config.yaml beside)")
-    c.add_argument(
-        "--max-decisions",
-        type=int,
-        metavar="N",
-        help="cut a model's episode after N decisions, flagged in the table (default: the "
-        "model's eval.max_steps; 0: never): a model that holds slots back would run on "
-        "to the time cap",
-    )
+    add_max_decisions(c)
     c.add_argument(
         "--tensorboard", metavar="DIR", help="also write every policy's mr/ tags under DIR"
     )
@@ -206,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--config", help="scenario (default: the model's training scenario)")
     e.add_argument("--seeds", default="100-109", help="held-out seeds")
     e.add_argument("--csv", help="also write the per-seed rows to this CSV")
+    add_max_decisions(e)
     e.set_defaults(func=cmd_evaluate)
     r = sub.add_parser(
         "reproduce",

@@ -196,9 +196,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         registry.make(n)  # fail early on an unknown name
     policies: list = list(names)
     workers, backend, address = sweep_options(args)
-    cap = getattr(args, "max_decisions", None)
-    if cap is not None and cap < 0:
-        raise ValueError(f"--max-decisions: expected a count >= 0 (0: no cap), got {cap}")
+    cap = _max_decisions(args)
     if args.models:
         from agents.train import ModelFactory
         from mrgym.sweep import ModelSpec
@@ -206,10 +204,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for m in args.models.split(","):
             f = ModelFactory(m)  # loaded here: a bad path fails now, and its step count
             # is known to --tensorboard; parallel workers load it again from its path
-            n = f.policy.eval_max_steps if cap is None else cap
-            f.policy.max_decisions = n or None
+            n = _cap_model(f, cap)
             serial = backend == "process" and workers == 1
-            policies.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name, n or None))
+            policies.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name, n))
     stream = CsvStream(out / "results.csv", lambda: _clear(out))
     try:
         rows = evaluate(
@@ -355,12 +352,28 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _max_decisions(args: argparse.Namespace) -> int | None:
+    cap = getattr(args, "max_decisions", None)
+    if cap is not None and cap < 0:
+        raise ValueError(f"--max-decisions: expected a count >= 0 (0: no cap), got {cap}")
+    return cap
+
+
+def _cap_model(factory, cap: int | None) -> int | None:
+    """Set a loaded model's decision cap: ``cap`` (0: none), by default its config's
+    eval.max_steps.  Returns the cap set (None: none)."""
+    n = factory.policy.eval_max_steps if cap is None else cap
+    factory.policy.max_decisions = n or None
+    return n or None
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from agents.train import ModelFactory
     from mrgym.config import load_scenario
     from mrgym.evaluate import evaluate, markdown_table, summarize, write_csv
 
     factory = ModelFactory(args.model)
+    _cap_model(factory, _max_decisions(args))
     # the scenario defaults to the model's training scenario; the env settings always come
     # from the model (mrgym.evaluate builds the env from them)
     sc = load_scenario(args.config or factory.scenario)

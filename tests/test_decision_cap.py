@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-import yaml
+import pytest
 from helpers import run_cli
 from test_agents import _cfg
 
@@ -42,11 +42,17 @@ def test_the_table_flags_cut_runs_and_counts_them():
     assert not math.isnan(summary[0]["mean_jct_s"][0])
 
 
-def test_compare_cuts_a_model_at_max_decisions_and_says_so(tmp_path):
-    cfg = tmp_path / "t.yaml"
-    cfg.write_text(yaml.safe_dump(_cfg("maskable_ppo", steps=64).model_dump()))
-    assert run_cli("train", "--config", str(cfg), "--logdir", str(tmp_path)).returncode == 0
-    model = str(tmp_path / "tiny-maskable_ppo" / "model.zip")
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    from agents.train import train
+
+    return train(
+        _cfg("maskable_ppo", steps=64), logdir=tmp_path_factory.mktemp("cap"), progress=False
+    )
+
+
+def test_compare_cuts_a_model_at_max_decisions_and_says_so(run_dir, tmp_path):
+    model = str(run_dir / "model.zip")
     common = ["compare", "--config", "lee-gpu", "--seeds", "0", "--schedulers", "fifo"]
     r = run_cli(*common, "--models", model, "--max-decisions", "5", "--out", str(tmp_path / "a"))
     assert r.returncode == 0, r.stderr
@@ -60,13 +66,14 @@ def test_compare_cuts_a_model_at_max_decisions_and_says_so(tmp_path):
     assert "| tiny-maskable_ppo |" in r.stdout and "†" not in r.stdout
     r = run_cli(*common, "--models", model, "--max-decisions", "-1", "--out", str(tmp_path / "c"))
     assert r.returncode != 0 and "--max-decisions: expected a count >= 0" in r.stderr
+    # mrgym evaluate takes the same cap
+    r = run_cli("evaluate", "--model", model, "--seeds", "0", "--max-decisions", "5")
+    assert r.returncode == 0, r.stderr
+    assert "| tiny-maskable_ppo † |" in r.stdout and "1 of 1 runs cut" in r.stdout
 
 
-def test_a_model_spec_carries_its_cap_to_the_worker_policy(tmp_path):
-    from agents.train import train
-
-    run = train(_cfg("maskable_ppo", steps=64), logdir=tmp_path, progress=False)
-    spec = ModelSpec(str(run / "model.zip"), "m", 7)
+def test_a_model_spec_carries_its_cap_to_the_worker_policy(run_dir):
+    spec = ModelSpec(str(run_dir / "model.zip"), "m", 7)
     policy = spec(None)
     assert policy.max_decisions == 7 and policy.eval_max_steps == 200_000
-    assert ModelSpec(str(run / "model.zip"), "m")(None).max_decisions is None
+    assert ModelSpec(str(run_dir / "model.zip"), "m")(None).max_decisions is None
