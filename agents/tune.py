@@ -172,6 +172,16 @@ def tune_agent(
 
     if samples < 1 or rungs < 1:
         raise ValueError(f"tune: --samples {samples} and --rungs {rungs} must be >= 1")
+    # trials build their models themselves and learn in rungs: neither setting would apply
+    for key, value, plain in (
+        ("discount_per", cfg.discount_per, "decision"),
+        ("lr_schedule", cfg.lr_schedule, "constant"),
+    ):
+        if value != plain:
+            raise ValueError(
+                f"tune: {key}: {value!r} is not supported by trials (they learn in rungs); "
+                f"tune with {key}: {plain!r}"
+            )
     steps = steps or cfg.total_steps
     rungs = min(rungs, steps)
     scenario = Path(cfg.env.scenario)

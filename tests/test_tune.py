@@ -91,3 +91,12 @@ def test_tune_rejects_bad_input(tmp_path):
     assert cli.main(["tune", "--config", str(cfg), "--workers", "0"]) == 2
     assert cli.main(["tune", "--config", str(tmp_path / "nope.yaml")]) == 2
     assert not Path(tmp_path / "tune-tiny").exists()
+
+
+@pytest.mark.parametrize(("key", "value"), [("discount_per", "second"), ("lr_schedule", "linear")])
+def test_tune_refuses_settings_its_trials_cannot_apply(key, value, tmp_path, capsys):
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(yaml.safe_dump({**TINY, key: value}))
+    assert cli.main(["tune", "--config", str(cfg), "--out", str(tmp_path)]) == 2
+    assert f"tune: {key}: {value!r} is not supported by trials" in capsys.readouterr().err
+    assert not list(tmp_path.glob("tune-*"))

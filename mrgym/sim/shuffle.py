@@ -91,6 +91,7 @@ class CopyState:
     shuffled: float = 0.0  # MB copied
     last_round: float = -math.inf
     my_rack: int = -1  # the reducer's rack when it started (its cross-rack MB count)
+    waited: bool = False  # this round's heartbeat wait is done (a handover at round start)
 
 
 def copy_outputs(runner: AttemptRunner, att: Attempt):
@@ -184,6 +185,7 @@ def _indexed(runner: AttemptRunner, att: Attempt, st: CopyState):
                 return "ended"
         if not holds():
             to_general([])
+            st.waited = True  # the general path must not wait a second time this round
             return "switched"
         started = True
         idx = job.out_index
@@ -296,7 +298,9 @@ def _general(runner: AttemptRunner, att: Attempt, st: CopyState):
         # Map-completion events reach a reduce through its TaskTracker's heartbeat, so
         # a copier learns of new outputs at most once per heartbeat period (Hadoop 1).
         wait = st.last_round + runner.hb - env.now
-        if wait > 0 and len(job.outputs) - st.cursor < n_maps - len(have):
+        if st.waited:
+            st.waited = False
+        elif wait > 0 and len(job.outputs) - st.cursor < n_maps - len(have):
             yield env.timeout(wait)
             if att.outcome != "running":
                 return False
