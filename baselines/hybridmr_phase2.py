@@ -19,9 +19,9 @@ the :class:`Phase2` controller looks at every virtualized host that runs Hadoop 
   (streams, MB/s) pairs (``scipy.optimize.curve_fit``) and stops new maps from starting
   on a host whose disk would fall below ``io_min_eff`` of its single-stream throughput
   with one more stream (the DRM "monitors the available capacity on each VM to guide the
-  placement of MapReduce jobs within the virtual cluster").  A disk with no stream always
-  takes a map (the paper is silent): the fit learns from busy disks only, so a poor fit
-  that put one stream below ``io_min_eff`` would otherwise starve the virtual pool.
+  placement of MapReduce jobs within the virtual cluster").  An idle disk always takes a
+  map (the paper is silent): the fit learns from busy disks only, so a poor one (eff(1) <
+  ``io_min_eff``, seen after host failures) would otherwise starve the virtual pool.
 * **IPS** (§III.B.2).  The interactive VM's performance model is M/M/1 processor sharing
   (its measured request rate x profiled service demand is its CPU demand; it meets its
   isolated response time when the host's demand fits its cores).  When a measured
@@ -379,9 +379,7 @@ class Phase2:
             return False
         if "io" in self.manage and ctx.slot_kind == MAP and host.virtualized:
             streams = ctx.view.host_metrics(host).disk_streams
-            # an idle disk always takes a map: there is no stream to interfere with, and the
-            # model, which learns from busy disks only, would never see it again if a poor
-            # fit (eff(1) below io_min_eff, e.g. after host failures) closed it for good
+            # an idle disk always takes a map: a poor fit must not close it (module docstring)
             return streams == 0 or self.io.efficiency(streams + 1) >= self.io_min_eff
         return True
 
