@@ -116,6 +116,24 @@ def _account(runner: AttemptRunner, st: CopyState, part: float, key: tuple) -> N
         runner.shuffle_cross_rack_mb += part
 
 
+def _copy_links(topo, src, here) -> tuple:
+    """A copy's path: map outputs are served from the page cache, so the aggregated copy
+    crosses the network path minus the source NIC (documented)."""
+    return topo.path(src, here)[1:] or (here.nic_down,)
+
+
+def _copy(env, att: Attempt, st: CopyState, works: list, take: list, groups: dict, sums: dict):
+    """Run a round's copies: the taken groups leave the backlog, the attempt waits for all."""
+    att.works = works
+    st.last_round = env.now
+    for key, _v in take:
+        del groups[key]
+        del sums[key]
+    yield simpy.AllOf(env, [w.event for w in works])
+    att.works = []
+    att.work = None
+
+
 def _indexed(runner: AttemptRunner, att: Attempt, st: CopyState):
     """Rounds on the job's OutputIndex while it holds.  Returns "ended" (the attempt
     ended), "done" (every output copied) or "switched" (``st`` holds the general path's
@@ -252,19 +270,10 @@ def _indexed(runner: AttemptRunner, att: Attempt, st: CopyState):
                     b = scanned[r]
                     sl = idx.mb_by_rack[r][v:b]
                     src = idx.by_rack[r][v + sl.index(max(sl))].vm.host  # the first largest
-                # map outputs are served from the page cache: the aggregated copy
-                # crosses the network path minus the source NIC (documented)
-                links = topo.path(src, here)[1:] or (here.nic_down,)
+                links = _copy_links(topo, src, here)
             works.append(runner.flow(att, links, mb, job, tag="shuffle"))
             batch.append((key, v, b, mb))
-        att.works = works
-        st.last_round = env.now
-        for key, _v in take:
-            del groups[key]
-            del sums[key]
-        yield simpy.AllOf(env, [w.event for w in works])
-        att.works = []
-        att.work = None
+        yield from _copy(env, att, st, works, take, groups, sums)
         if not holds():  # an output was lost (or a VM moved) while copying
             to_general(batch)
             return "switched"
@@ -356,19 +365,10 @@ def _general(runner: AttemptRunner, att: Attempt, st: CopyState):
                 links = (here.disk,)
             else:
                 src = max(items, key=lambda o: o.mb).vm.host
-                # map outputs are served from the page cache: the aggregated copy
-                # crosses the network path minus the source NIC (documented)
-                links = topo.path(src, here)[1:] or (here.nic_down,)
+                links = _copy_links(topo, src, here)
             works.append(runner.flow(att, links, mb, job, tag="shuffle"))
             batch.append((items, key))
-        att.works = works
-        st.last_round = env.now
-        for key, _items in take:
-            del groups[key]
-            del sums[key]
-        yield simpy.AllOf(env, [w.event for w in works])
-        att.works = []
-        att.work = None
+        yield from _copy(env, att, st, works, take, groups, sums)
         for items, key in batch:
             got = [o for o in items if not o.lost and o.map_index not in have]
             for o in got:
