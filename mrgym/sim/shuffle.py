@@ -98,13 +98,10 @@ def copy_outputs(runner: AttemptRunner, att: Attempt):
     """The copy phase of reduce ``att`` (a SimPy sub-generator): returns the MB it copied,
     or None when the attempt ended meanwhile."""
     st = CopyState(my_rack=att.vm.host.rack.id)
-    job = att.task.job
-    paths = runner.topo._path_cache
-    idx = job.out_index
-    if idx is None or (idx.ok and idx.gen == paths.generation):
-        state = yield from _indexed(runner, att, st)
-        if state != "switched":
-            return st.shuffled if state == "done" else None
+    # the indexed path hands over at once, with a fresh state, when the index does not hold
+    state = yield from _indexed(runner, att, st)
+    if state != "switched":
+        return st.shuffled if state == "done" else None
     alive = yield from _general(runner, att, st)
     return st.shuffled if alive else None
 
