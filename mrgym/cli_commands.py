@@ -385,25 +385,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from mrgym.bench import bench_env, bench_sim
+    from mrgym.bench import bench_env, bench_sim, env_report
 
-    env = bench_env(args.config, args.steps)
-    print(f"MRCluster-v0 on {args.config}, random legal actions:")
-    print(
-        f"  default settings:       {env['env_steps_per_s']:,.0f} steps/s, "
-        f"ratio {env['ratio']:.3f}  (budget >= 0.15; every step launches a task)"
-    )
-    print(
-        f"  every decision a step:  {env['every_decision_steps_per_s']:,.0f} steps/s, "
-        f"ratio {env['every_decision_ratio']:.3f}  (arrival order, speculation, declines legal)"
-    )
     # flushed: in a pipe or a log, the env half shows while the run_sim half (~20 s) runs
-    print(f"CartPole-v1 raw:          {env['cartpole_steps_per_s']:,.0f} steps/s", flush=True)
+    print(env_report(bench_env(args.config, args.steps), args.config), flush=True)
     if not args.skip_sim:
         sim = bench_sim(args.sim_config)
         print(
-            f"run_sim on {args.sim_config} (dl-sched): {sim['tasks_per_s']:,.0f} tasks/s "
-            f"({sim['tasks']} tasks in {sim['wall_s']:.1f} s; budget >= 20 000)"
+            f"run_sim on {args.sim_config} (dl-sched): {sim['tasks_per_cpu_s']:,.0f} tasks per "
+            f"CPU-s ({sim['tasks']} tasks, {sim['cpu_s']:.1f} CPU-s; budget >= 5 000)"
         )
     return 0
 

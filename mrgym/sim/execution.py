@@ -237,6 +237,13 @@ class FluidEngine:
                     if len(f.clks) > 1:
                         moves[f] = None
                 continue
+            # every flow of the link bound to one of its clocks (``new`` has none yet):
+            # none is limited elsewhere, and the scan below would find nothing
+            here = len(link.clk.bound)
+            if link.clk_w is not link.clk:
+                here += len(link.clk_w.bound)
+            if len(link.flows) - here <= (new is not None and new in link.flows):
+                continue
             # the flows limited elsewhere at more than the new share (flows bound here
             # run at exactly ``s``, and ``new`` has no clock yet)
             s = c.rate
