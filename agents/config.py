@@ -37,6 +37,9 @@ class EnvConfig(BaseModel):
         raise ValueError(f"expected true, false or 'cluster', got {v!r}")
 
     max_sim_time_s: float | None = Field(None, gt=0)
+    # the workload still to arrive appended to the observation for the critic only (an
+    # input-dependent baseline, agents/critic_inputs.py): needs policy CriticInputsPolicy
+    critic_inputs: bool = False
     # domain randomization (agents/randomize.py): each training episode draws a variant of
     # the scenario (cluster size, interference, background traffic, arrival rate); the
     # held-out evaluation stays on the scenario itself.  {} takes the default ranges.
@@ -95,6 +98,21 @@ class TrainConfig(BaseModel):
             raise ValueError(
                 f"discount_per: 'second' needs algorithm maskable_ppo (its rollout buffer "
                 f"takes the simulated time), got algorithm {self.algorithm}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _critic_inputs_need_their_policy(self) -> TrainConfig:
+        # any other policy's actor would act on the future workload; CriticInputsPolicy's
+        # actor expects the features to be there
+        if self.env.critic_inputs != (self.policy == "CriticInputsPolicy"):
+            raise ValueError(
+                "env.critic_inputs: true needs policy CriticInputsPolicy (and that policy "
+                f"needs it), got critic_inputs {self.env.critic_inputs} with policy {self.policy}"
+            )
+        if self.env.critic_inputs and self.algorithm != "maskable_ppo":
+            raise ValueError(
+                f"env.critic_inputs: needs algorithm maskable_ppo, got {self.algorithm}"
             )
         return self
 

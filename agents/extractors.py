@@ -35,6 +35,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.type_aliases import Schedule
 from torch import nn
 
+from agents.critic_inputs import CriticInputsPolicy
 from mrgym.envs.actions import PER_SLOT, action_of
 from mrgym.envs.observation import GLOBAL_FEATURES, JOB_FEATURES, VM_FEATURES
 
@@ -289,7 +290,10 @@ EXTRACTORS: dict[str, type[BaseFeaturesExtractor]] = {
     "deepsets": JobSetExtractor,
     "attention": AttentionJobSetExtractor,
 }
-POLICIES: dict[str, type[MaskableActorCriticPolicy]] = {"JobSetPolicy": JobSetPolicy}
+POLICIES: dict[str, type[MaskableActorCriticPolicy]] = {
+    "JobSetPolicy": JobSetPolicy,
+    "CriticInputsPolicy": CriticInputsPolicy,
+}
 
 
 def resolve_policy(policy: str, hyperparameters: dict[str, Any]) -> tuple[Any, dict[str, Any]]:

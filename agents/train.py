@@ -50,6 +50,8 @@ def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
     }
     if e.max_sim_time_s is not None:
         kw["max_sim_time_s"] = e.max_sim_time_s
+    if e.critic_inputs:  # only when set: earlier runs' settings stay as they were
+        kw["critic_inputs"] = True
     return kw
 
 

@@ -66,7 +66,7 @@ class EnvPolicy:
 # the env settings a trained model is tied to: each changes the action space's meaning or
 # which actions are legal, so a model run under other values acts on the wrong jobs (or
 # declines for ever); reward weights, overrides and the time cap may differ at evaluation
-BINDING_SETTINGS = ("job_slots", "queue_order", "speculation", "work_conserving")
+BINDING_SETTINGS = ("job_slots", "queue_order", "speculation", "work_conserving", "critic_inputs")
 
 
 def _env_setting(env, key: str) -> Any:
@@ -75,7 +75,7 @@ def _env_setting(env, key: str) -> Any:
     codec = u.codec
     if key == "job_slots":
         return codec.k
-    if key in ("speculation", "work_conserving"):
+    if key in ("speculation", "work_conserving", "critic_inputs"):
         return getattr(u, key)  # the constructor's value (the codec's follows hooks at reset)
     return getattr(codec, key)
 

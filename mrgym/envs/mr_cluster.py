@@ -13,7 +13,13 @@ from gymnasium import spaces
 
 from mrgym.config import Scenario, load_scenario
 from mrgym.envs.actions import ActionCodec
-from mrgym.envs.observation import GLOBAL_FEATURES, JOB_FEATURES, VM_FEATURES, ObservationBuilder
+from mrgym.envs.observation import (
+    CRITIC_FEATURES,
+    GLOBAL_FEATURES,
+    JOB_FEATURES,
+    VM_FEATURES,
+    ObservationBuilder,
+)
 from mrgym.envs.replay import EnvSnapshot, EpisodeReplay  # noqa: F401  (public here too)
 from mrgym.envs.rewards import RewardTracker, check_weights
 from mrgym.metrics import episode_metrics
@@ -85,6 +91,9 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     (generated from its tables; ``env.unwrapped.feature_names`` names every entry).  The
     locality features are the level of the map a launch of that job would take here
     (``execution.task_choice``), not the best level among its pending maps.
+    ``critic_inputs=True`` appends 5 critic-only features (the workload still to arrive:
+    an input-dependent baseline's inputs); a policy must not act on them
+    (``agents.extractors.CriticInputsPolicy`` hides them from its actor).
 
     ## Rewards
     Weighted sum (``reward_weights``, default ``{"jct": 1}``) of the terms in
@@ -108,7 +117,8 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ## Arguments
     ``gym.make("MRCluster-v0", config="ila72", overrides=None, job_slots=8,
     queue_order="remaining", reward_weights=None, invalid_action="decline",
-    max_sim_time_s=None, speculation=False, work_conserving=True, render_mode=None)``;
+    max_sim_time_s=None, speculation=False, work_conserving=True, critic_inputs=False,
+    render_mode=None)``;
     ``config`` is a bundled scenario name, a YAML path, a dict or a Scenario.  The defaults
     are the settings that train well (the README's measured MaskablePPO run): with
     ``work_conserving=True`` decline is masked whenever a launch is legal, so a masked
@@ -166,6 +176,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         max_sim_time_s: float | None = None,
         speculation: bool = False,
         work_conserving: bool | str = True,
+        critic_inputs: bool = False,
         render_mode: str | None = None,
     ):
         if invalid_action not in ("decline", "raise"):
@@ -185,7 +196,10 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             over["run.max_sim_time_s"] = max_sim_time_s
         self.scenario = load_scenario(config, over or None)
         self.codec = ActionCodec(job_slots, queue_order, speculation, work_conserving)
-        self.obs_builder = ObservationBuilder(job_slots)
+        if not isinstance(critic_inputs, (bool, np.bool_)):
+            raise ValueError(f"critic_inputs: must be true or false, got {critic_inputs!r}")
+        self.critic_inputs = bool(critic_inputs)
+        self.obs_builder = ObservationBuilder(job_slots, self.critic_inputs)
         self.weights = check_weights(reward_weights)
         self.invalid_action = invalid_action
         self.speculation = speculation
@@ -199,6 +213,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             ("queue_order", queue_order),
             ("speculation", speculation),
             ("work_conserving", work_conserving),
+            ("critic_inputs", self.critic_inputs),
             ("invalid_action", invalid_action),
             ("reward_weights", tuple(sorted(self.weights.items()))),
         )
@@ -208,6 +223,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             list(VM_FEATURES)
             + list(GLOBAL_FEATURES)
             + [f"job{i}.{f}" for i in range(job_slots) for f in JOB_FEATURES]
+            + [f"critic.{f}" for f in CRITIC_FEATURES if self.critic_inputs]
         )
         self._hooks: Scheduler | None = None
         self.sim: Simulation | None = None

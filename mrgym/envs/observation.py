@@ -67,7 +67,21 @@ JOB_FEATURE_TABLE = (
     ("can_speculate", "1: a backup of one of its running tasks may launch here"),
     ("allowed_here", "1: its pools include this VM (always, as slots skip others)"),
 )
+# Critic-only inputs (``MRCluster-v0(critic_inputs=True)``, appended after the job slots):
+# the exogenous workload still to come.  No scheduler can see it, but it drives the return
+# from a state more than anything in the state does; a critic that sees it is an
+# input-dependent baseline (Mao et al., ICLR 2019: variance reduction for input-driven
+# environments), which leaves the policy gradient unbiased as long as the *actor* does not
+# see these inputs (agents.extractors.CriticInputsPolicy zeroes them for the actor).
+CRITIC_FEATURE_TABLE = (
+    ("unarrived_jobs", "jobs yet to arrive / the episode's jobs"),
+    ("unarrived_maps", "log-scaled maps of the jobs yet to arrive / the episode's maps"),
+    ("unarrived_work", "log-scaled CPU work (ref. core-s) of the jobs yet to arrive / all"),
+    ("next_arrival", "time to the next arrival / the time cap (0 when none is left)"),
+    ("mean_arrival", "mean time to the arrivals still to come / the time cap"),
+)
 VM_FEATURES = tuple(n for n, _ in VM_FEATURE_TABLE)
+CRITIC_FEATURES = tuple(n for n, _ in CRITIC_FEATURE_TABLE)
 GLOBAL_FEATURES = tuple(n for n, _ in GLOBAL_FEATURE_TABLE)
 JOB_FEATURES = tuple(n for n, _ in JOB_FEATURE_TABLE)
 
@@ -78,6 +92,7 @@ def _feature_list() -> str:
         ("Requesting VM and its host", VM_FEATURE_TABLE),
         ("Cluster", GLOBAL_FEATURE_TABLE),
         ("Per job slot", JOB_FEATURE_TABLE),
+        ("Critic only, with critic_inputs=True (after the slots)", CRITIC_FEATURE_TABLE),
     ):
         parts.append(f"\n{title} ({len(table)}):\n")
         parts += [f"* ``{n}``: {d}\n" for n, d in table]
@@ -93,13 +108,25 @@ def _log_frac(x: float, scale: float) -> float:
     return min(1.0, math.log1p(x) / math.log1p(scale))
 
 
+def job_work(spec) -> float:
+    """A job's CPU work in reference core-seconds: its maps' and its reduces'."""
+    p = spec.profile
+    return spec.input_mb * (p.map_cpu_s_per_mb + p.map_output_ratio * p.reduce_cpu_s_per_mb)
+
+
 class ObservationBuilder:
-    def __init__(self, job_slots: int):
+    def __init__(self, job_slots: int, critic_inputs: bool = False):
         self.k = job_slots
+        self.critic = critic_inputs
         self.size = len(VM_FEATURES) + len(GLOBAL_FEATURES) + job_slots * len(JOB_FEATURES)
+        if critic_inputs:
+            self.size += len(CRITIC_FEATURES)
         self._view = None  # the episode the constants below belong to
         self._consts: tuple[int, int] = (1, 1)
         self._static: dict[int, tuple] = {}
+        # per episode, over the jobs in submission (= arrival) order: the sums of maps,
+        # work and submit times from job i on, and log1p of the whole episode's maps/work
+        self._suffix: tuple[list, list, list, float, float] | None = None
 
     def __getstate__(self) -> dict:
         # the per-episode cache refers to the live simulation: copies and pickles rebuild it
@@ -125,6 +152,7 @@ class ObservationBuilder:
                 sum(w.reduce_slots for w in workers) or 1,
             )
             self._static = {}
+            self._suffix = None
         host = vm.host
         vmm = view.vm_metrics(vm)
         hm = view.host_metrics(host)
@@ -230,5 +258,36 @@ class ObservationBuilder:
             )
         out = np.zeros(self.size, dtype=np.float32)
         out[: len(vals)] = vals
+        if self.critic:
+            n = len(CRITIC_FEATURES)
+            out[-n:] = self._critic_inputs(view, max_time)
         np.clip(out, 0.0, 1.0, out=out)
         return out
+
+    def _critic_inputs(self, view, max_time: float) -> list[float]:
+        """CRITIC_FEATURE_TABLE: the jobs ``view.all_jobs[view.n_arrived:]`` (arrivals
+        follow submission order, Simulation._submitter)."""
+        if self._suffix is None:
+            maps, work, sub = [0.0], [0.0], [0.0]
+            for job in reversed(view.all_jobs):
+                spec = job.spec
+                maps.append(maps[-1] + spec.n_maps)
+                work.append(work[-1] + job_work(spec))
+                sub.append(sub[-1] + spec.submit_s)
+            for lst in (maps, work, sub):
+                lst.reverse()
+            self._suffix = (maps, work, sub, math.log1p(maps[0]), math.log1p(work[0]))
+        maps, work, sub, log_maps, log_work = self._suffix
+        jobs = view.all_jobs
+        i = view.n_arrived
+        left = len(jobs) - i
+        if left <= 0:
+            return [0.0] * len(CRITIC_FEATURES)
+        now = view.now
+        return [
+            left / len(jobs),
+            math.log1p(maps[i]) / log_maps if log_maps > 0 else 0.0,
+            math.log1p(work[i]) / log_work if log_work > 0 else 0.0,
+            max(0.0, jobs[i].spec.submit_s - now) / max_time,
+            max(0.0, sub[i] / left - now) / max_time,
+        ]

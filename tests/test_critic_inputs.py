@@ -1,0 +1,121 @@
+"""Critic-only inputs: the workload still to arrive, seen by the critic and never by the
+actor (mrgym/envs/observation.py CRITIC_FEATURE_TABLE, agents/critic_inputs.py)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch as th
+from test_agents import _cfg
+
+import mrgym
+from agents.config import TrainConfig, TrainConfigError, load_train_config
+from agents.train import load_model, train
+from mrgym.envs.observation import CRITIC_FEATURES, job_work
+
+
+def _env(**kw):
+    return gym.make("MRCluster-v0", config="ila72", **kw).unwrapped
+
+
+def test_features_follow_the_workload_still_to_arrive():
+    base, env = _env(), _env(critic_inputs=True)
+    n = len(CRITIC_FEATURES)
+    assert env.observation_space.shape[0] == base.observation_space.shape[0] + n
+    assert env.feature_names[-n:] == [f"critic.{f}" for f in CRITIC_FEATURES]
+    obs0, _ = base.reset(seed=3)
+    obs, info = env.reset(seed=3)
+    np.testing.assert_array_equal(obs[:-n], obs0)  # the rest of the observation as before
+    view = env.view
+    jobs, cap = view.all_jobs, env.max_time
+    rng = np.random.default_rng(0)
+    seen_some = seen_none = False
+    for _ in range(4000):
+        crit = obs[-n:]
+        i = view.n_arrived
+        left = jobs[i:]
+        if left:
+            seen_some = True
+            maps_all = sum(j.spec.n_maps for j in jobs)
+            work_all = sum(job_work(j.spec) for j in jobs)
+            want = [
+                len(left) / len(jobs),
+                np.log1p(sum(j.spec.n_maps for j in left)) / np.log1p(maps_all),
+                np.log1p(sum(job_work(j.spec) for j in left)) / np.log1p(work_all),
+                (left[0].spec.submit_s - view.now) / cap,
+                np.mean([j.spec.submit_s for j in left]) / cap - view.now / cap,
+            ]
+            np.testing.assert_allclose(crit, np.clip(want, 0, 1), rtol=1e-5, atol=1e-6)
+            assert crit[0] > 0 and crit[3] >= 0
+        else:
+            seen_none = True
+            assert not crit.any()  # every job has arrived: nothing is left to come
+        legal = np.flatnonzero(info["action_mask"])
+        obs, _r, term, trunc, info = env.step(int(rng.choice(legal)))
+        if term or trunc:
+            break
+    assert seen_some and seen_none
+
+
+def test_a_bad_value_names_the_key():
+    with pytest.raises(ValueError, match="critic_inputs: must be true or false, got 'yes'"):
+        _env(critic_inputs="yes")
+
+
+def test_config_ties_the_inputs_to_their_policy(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("env: {critic_inputs: true}\n")
+    with pytest.raises(TrainConfigError, match="critic_inputs: true needs policy CriticInputs"):
+        load_train_config(p)
+    p.write_text("policy: CriticInputsPolicy\n")
+    with pytest.raises(TrainConfigError, match="got critic_inputs False"):
+        load_train_config(p)
+    p.write_text("policy: CriticInputsPolicy\nalgorithm: ppo\nenv: {critic_inputs: true}\n")
+    with pytest.raises(TrainConfigError, match="needs algorithm maskable_ppo, got ppo"):
+        load_train_config(p)
+    ok = TrainConfig.model_validate(
+        {"policy": "CriticInputsPolicy", "env": {"critic_inputs": True}}
+    )
+    assert ok.env.critic_inputs
+
+
+def _critic_cfg(steps: int = 128) -> TrainConfig:
+    cfg = _cfg("maskable_ppo", steps=steps)
+    data = cfg.model_dump()
+    data["policy"] = "CriticInputsPolicy"
+    data["env"]["critic_inputs"] = True
+    return TrainConfig.model_validate(data)
+
+
+def test_actor_ignores_the_critic_inputs_and_the_critic_uses_them(tmp_path):
+    run = train(_critic_cfg(), logdir=tmp_path, progress=False)
+    model, saved = load_model(run / "model.zip")  # a saved and reloaded model
+    assert saved.env.critic_inputs
+    policy = model.policy
+    env = gym.make("MRCluster-v0", **{"config": "lee-gpu", "job_slots": 4, "critic_inputs": True})
+    obs, info = env.reset(seed=5)
+    n = len(CRITIC_FEATURES)
+    a = th.as_tensor(np.stack([obs, obs]))
+    a[1, -n:] = th.as_tensor([0.9, 0.1, 0.7, 0.3, 0.5])  # another future, same state
+    with th.no_grad():
+        probs = policy.get_distribution(a).distribution.probs
+        values = policy.predict_values(a)
+    th.testing.assert_close(probs[0], probs[1], rtol=0, atol=0)
+    assert values[0].item() != values[1].item()
+    # the actor's extractor zeroes the hidden inputs; the critic's passes them on
+    feats = policy.pi_features_extractor(a)
+    assert not feats[:, -n:].any()
+    assert policy.vf_features_extractor(a)[1, -n:].sum() > 0
+
+
+def test_model_policy_runs_it_and_refuses_an_env_without_the_inputs(tmp_path):
+    run = train(_critic_cfg(), logdir=tmp_path, progress=False)
+    pol = mrgym.ModelPolicy.load(run)
+    assert pol.env_kwargs["critic_inputs"] is True
+    env = pol.make_env()
+    res = mrgym.run_episode(env, pol, seed=7, max_steps=300)
+    assert res.metrics["jobs_completed"] == res.metrics["jobs_submitted"] > 0
+    plain = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4)
+    with pytest.raises(ValueError, match="observation space"):
+        pol.bind(plain)
