@@ -6,8 +6,9 @@ state alone must average over every possible future, so the advantage estimates 
 input's variance, which can drown the effect of an action.  Mao et al. ("Variance
 Reduction for Reinforcement Learning in Input-Driven Environments", ICLR 2019, §4) show
 that a baseline may also depend on the input sequence without biasing the policy
-gradient, as long as the policy itself does not; their Decima and load-balancing agents
-learned faster and better with it.
+gradient, because the input is exogenous (no action changes which jobs arrive when);
+their Decima and load-balancing agents learned faster and better with it.  The actor must
+still not act on the input: a deployed scheduler does not know the future.
 
 Here the input is summarized by ``MRCluster-v0(critic_inputs=True)``'s last features
 (``mrgym.envs.observation.CRITIC_FEATURE_TABLE``: the jobs, maps and CPU work still to
@@ -15,7 +16,9 @@ arrive and when).  :class:`CriticInputsPolicy` is SB3's MLP ``MaskableActorCriti
 with separate feature extractors for the actor and the critic: the critic's flattens the
 whole observation, the actor's zeroes the critic-only features (zeroed, not dropped, so
 that both networks keep SB3's layout; the actor's weights on them get no gradient).  A
-saved model therefore acts exactly the same whatever those features hold.
+saved model therefore acts exactly the same whatever those features hold.  (The rest of
+the observation is MRCluster-v0's as it is: its normalizers, the episode's maps and jobs,
+count the jobs yet to arrive too: two numbers about the workload that any policy sees.)
 
 Deviation from the paper: Mao et al. condition the baseline on the whole input sequence
 (one value network per sequence, or meta-learned); a summary of what is left of it is the

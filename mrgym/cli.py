@@ -168,7 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--config", default="ila72", help="scenario for the env step rate")
     b.add_argument("--steps", type=int, default=20000, help="env steps to time")
     b.add_argument("--sim-config", default="ila2400", help="scenario for run_sim tasks/s")
-    b.add_argument("--skip-sim", action="store_true", help="skip the run_sim measurement")
+    b.add_argument(
+        "--skip-sim",
+        action="store_true",
+        help="skip the run_sim measurements (the ila2400 run and the ceiling)",
+    )
     b.set_defaults(func=cmd_bench)
     t = sub.add_parser(
         "train", help="train an SB3 agent from a YAML config", formatter_class=HelpFormatter

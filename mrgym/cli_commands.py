@@ -388,7 +388,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from mrgym.bench import bench_env, bench_sim, env_report
 
     # flushed: in a pipe or a log, the env half shows while the run_sim half (~20 s) runs
-    print(env_report(bench_env(args.config, args.steps), args.config), flush=True)
+    env = bench_env(args.config, args.steps, ceiling=not args.skip_sim)
+    print(env_report(env, args.config), flush=True)
     if not args.skip_sim:
         sim = bench_sim(args.sim_config)
         print(

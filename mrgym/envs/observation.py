@@ -71,8 +71,9 @@ JOB_FEATURE_TABLE = (
 # the exogenous workload still to come.  No scheduler can see it, but it drives the return
 # from a state more than anything in the state does; a critic that sees it is an
 # input-dependent baseline (Mao et al., ICLR 2019: variance reduction for input-driven
-# environments), which leaves the policy gradient unbiased as long as the *actor* does not
-# see these inputs (agents.extractors.CriticInputsPolicy zeroes them for the actor).
+# environments), unbiased because the input is exogenous (no action changes it).  The
+# actor must not act on it, as no scheduler knows the future: agents.critic_inputs.
+# CriticInputsPolicy zeroes these features for the actor.
 CRITIC_FEATURE_TABLE = (
     ("unarrived_jobs", "jobs yet to arrive / the episode's jobs"),
     ("unarrived_maps", "log-scaled maps of the jobs yet to arrive / the episode's maps"),
@@ -109,9 +110,11 @@ def _log_frac(x: float, scale: float) -> float:
 
 
 def job_work(spec) -> float:
-    """A job's CPU work in reference core-seconds: its maps' and its reduces'."""
+    """A job's CPU work in reference core-seconds: its maps', and its reduces' if it has
+    any (a map-only job writes its maps' output to HDFS: attempts.run_map)."""
     p = spec.profile
-    return spec.input_mb * (p.map_cpu_s_per_mb + p.map_output_ratio * p.reduce_cpu_s_per_mb)
+    reduce = p.map_output_ratio * p.reduce_cpu_s_per_mb if spec.n_reduces else 0.0
+    return spec.input_mb * (p.map_cpu_s_per_mb + reduce)
 
 
 class ObservationBuilder:

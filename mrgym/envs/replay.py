@@ -72,7 +72,14 @@ class EpisodeReplay:
         keeps working."""
         if not isinstance(snap, EnvSnapshot):
             raise TypeError(f"restore: expected an EnvSnapshot, got {type(snap).__name__}")
-        for (key, mine), (_, theirs) in zip(self._settings, snap.settings):
+        recorded = dict(snap.settings)
+        for key, mine in self._settings:
+            if key not in recorded:
+                raise ValueError(
+                    f"restore: the snapshot does not record {key} (taken by another version "
+                    "of MRCluster-v0)"
+                )
+            theirs = recorded[key]
             if mine != theirs:
                 shown = "another scenario" if key == "scenario" else repr(theirs)
                 raise ValueError(
