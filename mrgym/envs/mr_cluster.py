@@ -93,7 +93,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     (``execution.task_choice``), not the best level among its pending maps.
     ``critic_inputs=True`` appends 5 critic-only features (the workload still to arrive:
     an input-dependent baseline's inputs); a policy must not act on them
-    (``agents.extractors.CriticInputsPolicy`` hides them from its actor).
+    (``agents.critic_inputs.CriticInputsPolicy`` hides them from its actor).
 
     ## Rewards
     Weighted sum (``reward_weights``, default ``{"jct": 1}``) of the terms in
