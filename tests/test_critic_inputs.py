@@ -63,16 +63,21 @@ def test_a_bad_value_names_the_key():
         _env(critic_inputs="yes")
 
 
-def test_config_ties_the_inputs_to_their_policy(tmp_path):
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("env: {critic_inputs: true}\n", "critic_inputs: true needs policy CriticInputs"),
+        ("policy: CriticInputsPolicy\n", "got critic_inputs False"),
+        (
+            "policy: CriticInputsPolicy\nalgorithm: ppo\nenv: {critic_inputs: true}\n",
+            "needs algorithm maskable_ppo, got ppo",
+        ),
+    ],
+)
+def test_config_ties_the_inputs_to_their_policy(tmp_path, text, error):
     p = tmp_path / "c.yaml"
-    p.write_text("env: {critic_inputs: true}\n")
-    with pytest.raises(TrainConfigError, match="critic_inputs: true needs policy CriticInputs"):
-        load_train_config(p)
-    p.write_text("policy: CriticInputsPolicy\n")
-    with pytest.raises(TrainConfigError, match="got critic_inputs False"):
-        load_train_config(p)
-    p.write_text("policy: CriticInputsPolicy\nalgorithm: ppo\nenv: {critic_inputs: true}\n")
-    with pytest.raises(TrainConfigError, match="needs algorithm maskable_ppo, got ppo"):
+    p.write_text(text)
+    with pytest.raises(TrainConfigError, match=error):
         load_train_config(p)
     ok = TrainConfig.model_validate(
         {"policy": "CriticInputsPolicy", "env": {"critic_inputs": True}}
