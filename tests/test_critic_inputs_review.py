@@ -3,6 +3,9 @@ and a snapshot names the setting it lacks."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import gymnasium as gym
 import pytest
 
 import mrgym  # noqa: F401  (registers MRCluster-v0)
@@ -19,10 +22,6 @@ def test_a_map_only_job_has_no_reduce_work():
 
 
 def test_restore_names_a_setting_the_snapshot_lacks():
-    import dataclasses
-
-    import gymnasium as gym
-
     env = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4).unwrapped
     env.reset(seed=1)
     snap = env.snapshot()
