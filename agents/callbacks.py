@@ -70,9 +70,13 @@ class HeldOutEvalCallback(BaseCallback):
         max_steps: int = 200_000,
         best_path: str | None = None,
         decode: str = "argmax",
+        p95_limit: float | None = None,
     ):
         super().__init__()
         self.decode = decode  # mrgym.policy.DECODES
+        # an evaluation whose mean p95 JCT is above this never counts as best (a baseline's
+        # p95 on the same seeds: eval.p95_no_worse_than)
+        self.p95_limit = p95_limit
         # model selection on these (validation) seeds: the best evaluation's model is saved
         # to best_path; an evaluation with an unfinished episode never counts as best
         self.best_path = best_path
@@ -129,7 +133,11 @@ class HeldOutEvalCallback(BaseCallback):
         jct = float(np.mean([r["mean_jct"] for r in rows]))
         self._last = self.num_timesteps
         self.history.append((self.num_timesteps, jct))
-        if self.best_path and complete and (self.best is None or jct < self.best[1]):
+        eligible = complete
+        if self.p95_limit is not None:
+            self.logger.record("mr_eval/p95_limit", self.p95_limit)
+            eligible &= float(np.mean([r["p95_jct"] for r in rows])) <= self.p95_limit
+        if self.best_path and eligible and (self.best is None or jct < self.best[1]):
             self.best = (int(self.num_timesteps), jct)
             self.model.save(self.best_path)
         self.logger.dump(self.num_timesteps)

@@ -66,6 +66,19 @@ class EvalConfig(BaseModel):
     # model (mrgym.policy.DECODES): "launch-first" declines only when decline holds half
     # of the probability; "sample" draws from the policy, seeded by the episode's seed
     decode: Literal["argmax", "launch-first", "sample"] = "argmax"
+    # a constraint on the pick: best_model.zip only from evaluations whose p95 JCT (mean
+    # over the seeds) is no worse than this registered scheduler's on the same seeds, so
+    # the pick cannot buy mean JCT with a starved tail; None: no constraint
+    p95_no_worse_than: str | None = None
+
+    @field_validator("p95_no_worse_than")
+    @classmethod
+    def _known_scheduler(cls, v: str | None) -> str | None:
+        from mrgym import registry
+
+        if v is not None and v not in registry.available():
+            raise ValueError(f"unknown scheduler {v!r}; expected one of {registry.available()}")
+        return v
 
 
 class TrainConfig(BaseModel):

@@ -80,6 +80,18 @@ def make_vec(cfg: TrainConfig):
     return make_vec_env(ENV_ID, n_envs=cfg.n_envs, seed=cfg.seed, vec_env_cls=cls, env_kwargs=kw)
 
 
+def p95_limit(cfg: TrainConfig) -> float | None:
+    """``eval.p95_no_worse_than``'s scheduler's p95 JCT on the validation seeds, averaged
+    over them as the evaluations average the model's (None without the constraint)."""
+    name = cfg.eval.p95_no_worse_than
+    if name is None:
+        return None
+    import mrgym
+
+    rows = mrgym.evaluate([name], [env_kwargs(cfg)["config"]], cfg.eval.seeds)
+    return float(np.mean([r["p95_jct_s"] for r in rows]))
+
+
 def resolve_model_path(path: str | Path) -> Path:
     """A saved model's .zip from a run folder (its model.zip), a model.zip or a checkpoint;
     a missing file is one line listing the run's checkpoints (SB3 would try ``.zip.zip``)."""
@@ -228,6 +240,7 @@ def train(
         max_steps=cfg.eval.max_steps,
         best_path=str(run_dir / "best_model.zip"),
         decode=cfg.eval.decode,
+        p95_limit=p95_limit(cfg),
     )
     if "best_eval_step" in old_stats:  # a resumed run's best stays best until beaten
         eval_cb.best = (int(old_stats["best_eval_step"]), float(old_stats["best_eval_mean_jct_s"]))
@@ -295,6 +308,8 @@ def train(
             eval_cb.best[0],
             round(eval_cb.best[1], 1),
         )
+    if eval_cb.p95_limit is not None:  # the pick's constraint (eval.p95_no_worse_than)
+        stats["eval_p95_limit_s"] = round(eval_cb.p95_limit, 1)
     (run_dir / "train_stats.yaml").write_text(yaml.safe_dump(stats, sort_keys=False))
     venv.close()
     if interrupted:

@@ -156,7 +156,9 @@ def _run_pool(tasks: Sequence[Any], workers: int, fn: Callable) -> Iterator[Any]
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(tasks)), mp_context=mp.get_context("spawn")
+        max_workers=min(workers, len(tasks)),
+        mp_context=mp.get_context("spawn"),
+        initializer=_one_thread,
     )
     try:
         futures = [pool.submit(fn, t) for t in tasks]
@@ -165,6 +167,20 @@ def _run_pool(tasks: Sequence[Any], workers: int, fn: Callable) -> Iterator[Any]
     finally:
         # normal end: nothing left; an error or Ctrl-C: drop what has not started
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+# the thread pools that torch (and numpy's BLAS) size to every core unless told otherwise
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def _one_thread() -> None:
+    """A pool worker's initializer: one intra-op thread, unless the user set one.  The pool
+    already fills every core with one run each, and a saved model's batch-1 forward pass
+    gains nothing from more threads: with torch's default (one per core) each worker's
+    threads spin against the others' (a JobSetPolicy's episode took ~7x the CPU time on
+    2 cores).  Set before torch is imported: the worker imports it lazily, per task."""
+    for var in THREAD_VARS:
+        os.environ.setdefault(var, "1")
 
 
 def _run_ray(

@@ -70,6 +70,17 @@ def test_evaluate_in_a_pool_returns_the_serial_rows():
     assert par[0]["_jobs"] == ser[0]["_jobs"] and len(par[0]["_jobs"]) > 0
 
 
+def test_pool_workers_get_one_intra_op_thread_unless_set(monkeypatch):
+    # torch sizes its thread pool to every core: in a pool that already runs one episode
+    # per core, a model's batch-1 forward passes would spin against each other
+    for var in sweep.THREAD_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")  # the user's own setting stays
+    got = sorted(sweep.run_grid(["OMP_NUM_THREADS", "MKL_NUM_THREADS"], workers=2, fn=os.getenv))
+    assert got == ["1", "3"]
+    assert os.environ.get("OMP_NUM_THREADS") is None  # this process is left as it was
+
+
 def test_a_policy_that_cannot_travel_is_one_clear_error():
     with pytest.raises(ValueError, match="cannot be sent to a worker process"):
         mrgym.evaluate([lambda env: None, "fifo"], ["lee-gpu"], [0, 1], workers=2)

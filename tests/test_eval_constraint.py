@@ -1,0 +1,69 @@
+"""eval.p95_no_worse_than: the pick of best_model.zip constrained to evaluations whose p95
+JCT is no worse than a baseline's on the same validation seeds."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+from stable_baselines3.common.logger import configure  # noqa: E402
+
+import mrgym  # noqa: E402
+from agents.callbacks import HeldOutEvalCallback  # noqa: E402
+from agents.config import TrainConfig, load_train_config  # noqa: E402
+from agents.train import p95_limit  # noqa: E402
+
+
+def _make():
+    return gym.make("MRCluster-v0", config="lee-gpu", job_slots=4)
+
+
+def test_an_evaluation_above_the_p95_limit_is_never_the_best(tmp_path):
+    model = MaskablePPO("MlpPolicy", _make(), seed=0, device="cpu", n_steps=64)
+    model.set_logger(configure(None, []))
+    seeds = [0, 1]
+    # the p95 the callback will see: the same episodes, averaged over the seeds
+    env = _make()
+    p95 = np.mean(
+        [
+            mrgym.run_episode(env, mrgym.ModelPolicy(model), seed=s).metrics["p95_jct_s"]
+            for s in seeds
+        ]
+    )
+    path = tmp_path / "best.zip"
+    for limit, saved in ((p95 - 1e-6, False), (p95, True)):
+        path.unlink(missing_ok=True)
+        cb = HeldOutEvalCallback(
+            _make, seeds, every_steps=1, best_path=str(path), p95_limit=float(limit)
+        )
+        cb.init_callback(model)
+        cb.evaluate()
+        assert path.exists() == saved and (cb.best is not None) == saved
+
+
+def test_the_limit_is_the_baseline_p95_averaged_over_the_validation_seeds():
+    cfg = TrainConfig.model_validate(
+        {
+            "env": {"scenario": "lee-gpu", "job_slots": 4},
+            "eval": {"seeds": [3, 4], "p95_no_worse_than": "fifo"},
+        }
+    )
+    rows = [mrgym.evaluate(["fifo"], ["lee-gpu"], [s])[0]["p95_jct_s"] for s in (3, 4)]
+    assert p95_limit(cfg) == pytest.approx((rows[0] + rows[1]) / 2, rel=1e-12)
+    assert (
+        p95_limit(
+            cfg.model_copy(update={"eval": cfg.eval.model_copy(update={"p95_no_worse_than": None})})
+        )
+        is None
+    )
+
+
+def test_an_unknown_scheduler_is_one_line_naming_the_key(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("eval:\n  p95_no_worse_than: fiar\n")
+    with pytest.raises(ValueError, match=r"eval\.p95_no_worse_than: unknown scheduler 'fiar'"):
+        load_train_config(p)
