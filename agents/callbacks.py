@@ -81,6 +81,7 @@ class HeldOutEvalCallback(BaseCallback):
         # to best_path; an evaluation with an unfinished episode never counts as best
         self.best_path = best_path
         self.best: tuple[int, float] | None = None
+        self.best_p95: float | None = None  # the best evaluation's p95 JCT (mean over seeds)
         self.max_steps = max_steps
         self.make_env = make_env
         self.seeds = seeds
@@ -133,12 +134,16 @@ class HeldOutEvalCallback(BaseCallback):
         jct = float(np.mean([r["mean_jct"] for r in rows]))
         self._last = self.num_timesteps
         self.history.append((self.num_timesteps, jct))
+        # 1 when every episode ran its whole workload: agents.pareto keeps cut ones off the front
+        self.logger.record("mr_eval/complete", float(complete))
+        p95 = float(np.mean([r["p95_jct"] for r in rows]))
         eligible = complete
         if self.p95_limit is not None:
             self.logger.record("mr_eval/p95_limit", self.p95_limit)
-            eligible &= float(np.mean([r["p95_jct"] for r in rows])) <= self.p95_limit
+            eligible &= p95 <= self.p95_limit  # a NaN p95 (no job finished) never qualifies
         if self.best_path and eligible and (self.best is None or jct < self.best[1]):
             self.best = (int(self.num_timesteps), jct)
+            self.best_p95 = p95
             self.model.save(self.best_path)
         self.logger.dump(self.num_timesteps)
         return jct

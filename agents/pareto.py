@@ -11,6 +11,7 @@ on both.  A cut evaluation (``agents.curves.incomplete_steps``) is an x, never o
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,10 @@ def evaluation_points(run: str | Path) -> list[EvalPoint]:
     """One point per step that has both the mean and the p95 JCT, in step order."""
     mean = dict(read_curve(run, "mr_eval/mean_jct"))
     p95 = dict(read_curve(run, "mr_eval/p95_jct"))
-    cut = incomplete_steps(run)
+    try:  # the evaluation's own verdict: every episode ran its whole workload
+        cut = {step for step, ok in read_curve(run, "mr_eval/complete") if ok < 1}
+    except ValueError:  # runs from before the tag: fewer jobs than the run's best
+        cut = incomplete_steps(run)
     name = Path(run).name
     return [EvalPoint(name, s, mean[s], p95[s], s not in cut) for s in sorted(mean.keys() & p95)]
 
@@ -40,7 +44,8 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     """Indices of the non-dominated points (both coordinates minimised), by first coordinate."""
     # sorted by (x, y, index): a point is on the front iff its y beats every earlier y;
     # ties in x put the lowest y first, and an exact duplicate keeps its first index
-    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1], i))
+    finite = [i for i, (x, y) in enumerate(points) if math.isfinite(x) and math.isfinite(y)]
+    order = sorted(finite, key=lambda i: (points[i][0], points[i][1], i))  # NaN: never on it
     front: list[int] = []
     best = float("inf")
     for i in order:
@@ -122,9 +127,10 @@ def _baseline(text: str) -> tuple[str, tuple[float, float]]:
     name, sep, values = text.partition("=")
     mean, colon, p95 = values.partition(":")
     try:
-        if not (name and sep and colon):
+        m, q = float(mean), float(p95)
+        if not (name and sep and colon and math.isfinite(m) and math.isfinite(q)):
             raise ValueError
-        return name, (float(mean), float(p95))
+        return name, (m, q)
     except ValueError:
         msg = f"--baseline: expected NAME=MEAN:P95, got {text!r}"
         raise argparse.ArgumentTypeError(msg) from None

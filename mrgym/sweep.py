@@ -169,7 +169,7 @@ def _run_pool(tasks: Sequence[Any], workers: int, fn: Callable) -> Iterator[Any]
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-# the thread pools that torch (and numpy's BLAS) size to every core unless told otherwise
+# the variables torch's intra-op thread pool is sized by (one thread per core by default)
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -178,9 +178,16 @@ def _one_thread() -> None:
     already fills every core with one run each, and a saved model's batch-1 forward pass
     gains nothing from more threads: with torch's default (one per core) each worker's
     threads spin against the others' (a JobSetPolicy's episode took ~7x the CPU time on
-    2 cores).  Set before torch is imported: the worker imports it lazily, per task."""
+    2 cores).  The variables reach a torch imported later (the worker imports it lazily,
+    per task); one the spawned worker already imported (the parent's ``__main__`` imports
+    it at the top) is told directly."""
+    import sys
+
+    user_set = "OMP_NUM_THREADS" in os.environ
     for var in THREAD_VARS:
         os.environ.setdefault(var, "1")
+    if "torch" in sys.modules and not user_set:
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _run_ray(

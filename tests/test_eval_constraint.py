@@ -67,3 +67,26 @@ def test_an_unknown_scheduler_is_one_line_naming_the_key(tmp_path):
     p.write_text("eval:\n  p95_no_worse_than: fiar\n")
     with pytest.raises(ValueError, match=r"eval\.p95_no_worse_than: unknown scheduler 'fiar'"):
         load_train_config(p)
+
+
+def test_the_limit_runs_the_scenario_as_the_evaluation_env_builds_it():
+    # env.max_sim_time_s cuts the baseline's episodes as it cuts the model's
+    cfg = TrainConfig.model_validate(
+        {
+            "env": {"scenario": "lee-gpu", "job_slots": 4, "max_sim_time_s": 120.0},
+            "eval": {"seeds": [3], "p95_no_worse_than": "fifo"},
+        }
+    )
+    scenario = mrgym.load_scenario("lee-gpu", {"run.max_sim_time_s": 120.0})
+    cut = mrgym.evaluate(["fifo"], [scenario], [3])[0]["p95_jct_s"]
+    full = mrgym.evaluate(["fifo"], ["lee-gpu"], [3])[0]["p95_jct_s"]
+    assert cut != full and p95_limit(cfg) == cut
+
+
+def test_a_resumed_best_without_a_recorded_p95_does_not_survive_a_new_limit():
+    from agents.train import _meets_limit
+
+    assert _meets_limit({"best_eval_step": 5}, None)
+    assert not _meets_limit({"best_eval_step": 5}, 500.0)
+    assert _meets_limit({"best_eval_p95_jct_s": 480.0}, 500.0)
+    assert not _meets_limit({"best_eval_p95_jct_s": 520.0}, 500.0)

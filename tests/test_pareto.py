@@ -112,3 +112,23 @@ def test_the_cli_refuses_a_bad_baseline_and_a_run_without_p95(tmp_path, capsys):
     assert missing.value.code == 2
     assert f"{run}: no mr_eval/p95_jct in its TensorBoard events" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_nan_points_are_never_on_the_front_in_any_order():
+    nan = float("nan")
+    assert pareto_front([(nan, 1.0), (1.0, 5.0), (2.0, 3.0)]) == [1, 2]
+    assert pareto_front([(1.0, 5.0), (2.0, 3.0), (nan, 1.0)]) == [0, 1]
+    assert pareto_front([(1.0, float("inf"))]) == []
+
+
+def test_the_evaluations_own_complete_tag_marks_a_lone_cut_evaluation(tmp_path):
+    # a run with one evaluation, cut: fewer jobs than its own best cannot tell, the tag can
+    from torch.utils.tensorboard import SummaryWriter
+
+    run = write_run(tmp_path / "cut-s0", [(1000, 120.0, 300.0, 23)])
+    w = SummaryWriter(str(run / "tb" / "run_1"))
+    w.add_scalar("mr_eval/complete", 0.0, 1000)
+    w.close()
+    assert [p.complete for p in evaluation_points(run)] == [False]
+    table = front_table([run], {"fair": (150.0, 400.0)})
+    assert "cut-s0" not in table and "| fair |" in table

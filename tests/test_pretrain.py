@@ -159,6 +159,7 @@ def test_training_warm_starts_and_keeps_the_best_held_out_model(tmp_path):
     assert stats["bc_expert"] == "fair" and stats["bc_samples"] > 0
     assert stats["bc_agreement"] > 0.5
     assert stats["best_eval_step"] in (256, 512) and stats["best_eval_mean_jct_s"] > 0
+    assert stats["best_eval_p95_jct_s"] >= stats["best_eval_mean_jct_s"] * 0.5  # recorded
     best = run / "best_model.zip"
     assert best.is_file()
     assert model_label(best, cfg).endswith(f"@best{stats['best_eval_step']}")
