@@ -79,6 +79,13 @@ def plot_curves(
     ax.set_xlabel("training steps")
     ax.set_ylabel(tag.split("/")[-1].replace("_", " ") + " (s), held-out seeds")
     ax.set_title(title or tag)
+    return save_figure(fig, ax, out)
+
+
+def save_figure(fig, ax, out: str | Path) -> Path:
+    """Grid, legend, layout; written to ``out`` (folders made) and closed."""
+    import matplotlib.pyplot as plt
+
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.curves import incomplete_steps, read_curve
+from agents.curves import incomplete_steps, read_curve, save_figure
 
 
 @dataclass(frozen=True)
@@ -105,14 +105,7 @@ def plot_pareto(runs: Runs, baselines: Baselines, out: str | Path, title: str = 
     ax.set_xlabel("mean JCT (s), held-out seeds")
     ax.set_ylabel("p95 JCT (s), held-out seeds")
     ax.set_title(title or "mean against p95 JCT (lower is better)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, ax, out)
 
 
 def front_table(runs: Runs, baselines: Baselines) -> str:
