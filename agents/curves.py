@@ -38,7 +38,12 @@ def read_curve(run: str | Path, tag: str = "mr_eval/mean_jct") -> list[tuple[int
 
 
 def incomplete_steps(run: str | Path) -> set[int]:
-    """Steps whose evaluation finished fewer jobs than the run's most complete one."""
+    """Steps whose evaluation was cut: the evaluation's own verdict (``mr_eval/complete``
+    0), or for runs from before that tag, fewer jobs than the run's most complete one."""
+    try:
+        return {step for step, ok in read_curve(run, "mr_eval/complete") if ok < 1}
+    except ValueError:
+        pass
     try:
         done = read_curve(run, "mr_eval/jobs_completed")
     except ValueError:  # runs from before the tag: nothing to mark

@@ -32,10 +32,7 @@ def evaluation_points(run: str | Path) -> list[EvalPoint]:
     """One point per step that has both the mean and the p95 JCT, in step order."""
     mean = dict(read_curve(run, "mr_eval/mean_jct"))
     p95 = dict(read_curve(run, "mr_eval/p95_jct"))
-    try:  # the evaluation's own verdict: every episode ran its whole workload
-        cut = {step for step, ok in read_curve(run, "mr_eval/complete") if ok < 1}
-    except ValueError:  # runs from before the tag: fewer jobs than the run's best
-        cut = incomplete_steps(run)
+    cut = incomplete_steps(run)
     name = Path(run).name
     return [EvalPoint(name, s, mean[s], p95[s], s not in cut) for s in sorted(mean.keys() & p95)]
 
