@@ -60,7 +60,8 @@ class MRMetricsCallback(BaseCallback):
 
 class HeldOutEvalCallback(BaseCallback):
     """Every ``every_steps``, run masked evaluation episodes on fixed held-out seeds through
-    the same loop as the baselines (``mrgym.run_episode`` + ``ModelPolicy``)."""
+    the same loop as the baselines (``mrgym.run_episode`` + ``ModelPolicy``); with
+    ``evaluate_at_start``, also at step 0 (a warm start's clone, before any update)."""
 
     def __init__(
         self,
@@ -71,8 +72,12 @@ class HeldOutEvalCallback(BaseCallback):
         best_path: str | None = None,
         decode: str = "argmax",
         p95_limit: float | None = None,
+        evaluate_at_start: bool = False,
     ):
         super().__init__()
+        # evaluate the untrained-by-RL model at step 0 (a warm start's clone), so that
+        # best_model.zip stays the clone when fine-tuning never beats it on these seeds
+        self.evaluate_at_start = evaluate_at_start
         self.decode = decode  # mrgym.policy.DECODES
         # an evaluation whose mean p95 JCT is above this never counts as best (a baseline's
         # p95 on the same seeds: eval.p95_no_worse_than)
@@ -96,6 +101,8 @@ class HeldOutEvalCallback(BaseCallback):
         # of every_steps after it (not every step until the schedule catches up)
         self._next = (self.num_timesteps // self.every + 1) * self.every
         self._last = -1
+        if self.evaluate_at_start and self.num_timesteps == 0:
+            self.evaluate()
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self._next:

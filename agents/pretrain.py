@@ -49,6 +49,9 @@ class Demonstrations:
     returns: np.ndarray  # [N] float32, discounted return from each step
     inexact: int  # expert decisions that had no exact legal action
     episodes: int
+    # [N] float32, each step's discount exponent: its simulated seconds (info["dt"]) with
+    # per_second, else 1
+    dts: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -65,9 +68,21 @@ def _has_hooks(scheduler) -> bool:
 
 
 def collect(
-    env_kwargs: dict, expert: str, seeds: list[int], gamma: float = 0.999
+    env_kwargs: dict,
+    expert: str,
+    seeds: list[int],
+    gamma: float = 0.999,
+    per_second: bool = False,
 ) -> Demonstrations:
-    """Run ``expert`` on the training environment for each seed, recording every step."""
+    """Run ``expert`` on the training environment for each seed, recording every step.
+
+    The returns the value head is fitted to discount as PPO will: by ``gamma`` per decision,
+    or with ``per_second`` (``discount_per: second``) by ``gamma ** dt``, ``dt`` the step's
+    simulated seconds (``info["dt"]``), as ``TimeDiscountBuffer``'s GAE does (for an
+    episode that ends: one cut by the time cap is not bootstrapped here).  A critic
+    fitted to per-decision returns under a per-second discount starts on the wrong scale
+    (pna60: ~7 000 decisions in ~250 s), and its advantages move the clone away from the
+    expert in the first updates."""
     import gymnasium as gym
 
     import mrgym  # noqa: F401  (registers MRCluster-v0)
@@ -79,13 +94,13 @@ def collect(
             f"pretrain.expert: {expert!r} acts through environment hooks (place_job/control) "
             "that an agent's actions cannot express; use a scheduler without hooks, e.g. fair"
         )
-    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    obs_l, mask_l, act_l, ret_l, dt_l = [], [], [], [], []
     inexact = 0
     env = gym.make("MRCluster-v0", **env_kwargs).unwrapped
     for seed in seeds:
         obs, info = env.reset(seed=seed)
         scheduler.reset(seed)
-        rewards = []
+        rewards, dts = [], []
         while True:
             mask = np.asarray(info["action_mask"], dtype=bool)
             action, exact = env.closest_action(scheduler.decide(env.decision_context()))
@@ -95,14 +110,16 @@ def collect(
             act_l.append(action)
             obs, reward, term, trunc, info = env.step(action)
             rewards.append(float(reward))
+            dts.append(float(info.get("dt", 1.0)) if per_second else 1.0)
             if term or trunc:
                 break
         ret = np.zeros(len(rewards), dtype=np.float64)
         acc = 0.0
         for i in range(len(rewards) - 1, -1, -1):
-            acc = rewards[i] + gamma * acc
+            acc = rewards[i] + gamma ** dts[i] * acc
             ret[i] = acc
         ret_l.append(ret)
+        dt_l.extend(dts)
     env.close()
     return Demonstrations(
         obs=np.asarray(obs_l, dtype=np.float32),
@@ -111,6 +128,7 @@ def collect(
         returns=np.concatenate(ret_l).astype(np.float32),
         inexact=inexact,
         episodes=len(seeds),
+        dts=np.asarray(dt_l, dtype=np.float32),
     )
 
 

@@ -111,7 +111,7 @@ def write_tensorboard(
         else:
             m = _AT_STEPS.search(policy)
             own = models[policy] or (int(m.group(1)) if m else found.get(policy.split(":")[-1]))
-            steps = [own] if own else [0, end]
+            steps = [own] if own is not None else [0, end]  # 0: a clone picked at step 0
         run_dir = Path(logdir) / folder
         # a policy's folder holds one comparison: the event files of an earlier one would
         # draw a second line over the same steps (a zig-zag in TensorBoard)

@@ -262,6 +262,7 @@ def train(
         best_path=str(run_dir / "best_model.zip"),
         decode=cfg.eval.decode,
         p95_limit=p95_limit(cfg),
+        evaluate_at_start=bool(cfg.pretrain) and not resume,  # the clone is a candidate too
     )
     if "best_eval_step" in old_stats and _meets_limit(old_stats, eval_cb.p95_limit):
         # a resumed run's best stays best until beaten (unless a limit added since rules it out)
@@ -360,7 +361,8 @@ def _warm_start(model, cfg: TrainConfig) -> dict:
     seeds = [10_000 + 100 * cfg.seed + i for i in range(p.episodes)]
     t0 = time.perf_counter()
     gamma = float(cfg.hyperparameters.get("gamma", 0.99))
-    demos = collect(env_kwargs(cfg), p.expert, seeds, gamma=gamma)
+    per_second = cfg.discount_per == "second"  # the returns discount as PPO's will
+    demos = collect(env_kwargs(cfg), p.expert, seeds, gamma=gamma, per_second=per_second)
     out = clone(model, demos, p, seed=cfg.seed)
     out = {k: round(v, 4) for k, v in out.items()}
     out["bc_expert"] = p.expert

@@ -144,9 +144,15 @@ def test_bad_training_config_names_the_key(tmp_path):
 
 
 def test_bundled_training_configs_load():
+    import mrgym
+
+    scenarios = set()
     for path in sorted(Path(__file__).resolve().parents[1].glob("configs/train/*.yaml")):
         cfg = load_train_config(path)
-        assert cfg.env.scenario == "ila72"
+        assert cfg.name == path.stem  # the run folder is named for the file
+        mrgym.load_scenario(cfg.env.scenario)  # a bundled scenario
+        scenarios.add(cfg.env.scenario)
+    assert {"ila72", "pna60", "hybrid48", "lee-gpu"} <= scenarios
 
 
 def test_cli_train_evaluate_compare(tmp_path):
