@@ -174,6 +174,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         summarize,
         write_csv,
     )
+    from mrgym.summary import table_columns
 
     sc = load_scenario(args.config)
     seeds = parse_seeds(args.seeds)  # before any run: a bad list fails at once
@@ -240,14 +241,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     n = len(seeds)
     print(f"{sc.name}, {n} seed{'s' if n != 1 else ''} ({format_seeds(seeds)})\n")
     summary = summarize(rows)
-    print(markdown_table(summary))
+    columns = table_columns(summary)  # the training-seed table shows the same columns
+    print(markdown_table(summary, columns))
     if args.models:
-        _print_training_seed_table(policies, summary)
+        _print_training_seed_table(policies, summary, columns)
     print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
     return 0
 
 
-def _print_training_seed_table(policies: list, summary: list) -> None:
+def _print_training_seed_table(policies: list, summary: list, columns: list) -> None:
     """Models trained alike from several seeds also get one row per group, with the spread
     across training seeds (the Learning issue's "mean ± std across seeds")."""
     import yaml
@@ -266,7 +268,7 @@ def _print_training_seed_table(policies: list, summary: list) -> None:
     grouped = across_training_seeds(summary, seed_groups(configs))
     if grouped:
         print("\nAcross training seeds:\n")
-        print(markdown_table(grouped))
+        print(markdown_table(grouped, columns))
 
 
 def sweep_options(args: argparse.Namespace) -> tuple[int, str, str | None]:

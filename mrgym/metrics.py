@@ -223,7 +223,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("shuffle_cross_rack_bytes", "cross-rack shuffle (GB)", scale=1 / 1024**3),
     Metric("cost_usd", "cost ($)", tag="cost"),
     Metric("energy_kwh", "energy (kWh)"),
-    Metric("sla_violation_s", "SLA violation (s)", tag="sla_violation"),
+    Metric("sla_violation_s", "SLA violation (s)", column="SLA violation (s)", tag="sla_violation"),
     *(
         Metric(
             f"map_locality.{lv}",
@@ -259,6 +259,10 @@ COMPARE_KEYS = (
     "tasks_reexecuted",
 )
 COMPARE_COLUMNS: tuple[Metric, ...] = tuple(METRIC[k] for k in COMPARE_KEYS)
+#: ``mrgym compare``'s columns shown only where some policy's mean is non-zero: a scenario
+#: without interactive VMs would get a column of zeros.
+OPTIONAL_COMPARE_KEYS = ("sla_violation_s",)
+OPTIONAL_COMPARE_COLUMNS: tuple[Metric, ...] = tuple(METRIC[k] for k in OPTIONAL_COMPARE_KEYS)
 #: ``mrgym simulate``'s rows, in order.
 SIMULATE_ROWS: tuple[Metric, ...] = tuple(m for m in METRICS if m.simulate)
 #: metric key -> TensorBoard tag (``mr/TAG``, ``mr_eval/TAG``), in table order.

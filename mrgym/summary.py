@@ -12,7 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from mrgym.metrics import COMPARE_COLUMNS, COMPARE_KEYS
+from mrgym.metrics import (
+    COMPARE_COLUMNS,
+    COMPARE_KEYS,
+    OPTIONAL_COMPARE_COLUMNS,
+    OPTIONAL_COMPARE_KEYS,
+    Metric,
+)
 
 #: The comparison's columns: (metric key, column header), from
 #: :data:`mrgym.metrics.COMPARE_COLUMNS`.
@@ -60,7 +66,7 @@ def summarize(rows: list[dict[str, Any]], spread: str = "ci95") -> list[dict[str
             # runs cut before every job finished (a decision cap or the time cap)
             "truncated": sum(_true(r.get("truncated")) for r in rs),
         }
-        for key in COMPARE_KEYS:
+        for key in COMPARE_KEYS + OPTIONAL_COMPARE_KEYS:
             vals = np.array(
                 [r[key] for r in rs if r.get(key) is not None and not _nan(r[key])], dtype=float
             )
@@ -92,8 +98,9 @@ def across_training_seeds(
             "models": [r["policy"] for r in rs],
             "truncated": sum(r.get("truncated", 0) for r in rs),
         }
-        for key in COMPARE_KEYS:
-            vals = np.array([r[key][0] for r in rs if not _nan(r[key][0])], dtype=float)
+        for key in COMPARE_KEYS + OPTIONAL_COMPARE_KEYS:
+            vals = [r[key][0] for r in rs if key in r and not _nan(r[key][0])]
+            vals = np.array(vals, dtype=float)
             row[key] = (float(vals.mean()), _spread(vals, "std")) if len(vals) else (math.nan,) * 2
         out.append(row)
     return out
@@ -133,9 +140,22 @@ def spread_note(summary: list[dict[str, Any]]) -> str:
     return f"mean ± {SPREADS[summary[0]['spread']]} over {n} seeds ({format_seeds(seeds)})"
 
 
-def markdown_table(summary: list[dict[str, Any]]) -> str:
-    """The summary as a markdown table, then a line saying what ``±`` is."""
-    head = ["policy"] + [m.column for m in COMPARE_COLUMNS]
+def table_columns(summary: list[dict[str, Any]]) -> list[Metric]:
+    """The comparison's columns, then each optional one (SLA violations) that some row of
+    ``summary`` has a non-zero mean for."""
+    extra = [
+        m
+        for m in OPTIONAL_COMPARE_COLUMNS
+        if any(m.key in r and not _nan(r[m.key][0]) and r[m.key][0] != 0 for r in summary)
+    ]
+    return [*COMPARE_COLUMNS, *extra]
+
+
+def markdown_table(summary: list[dict[str, Any]], columns: list[Metric] | None = None) -> str:
+    """The summary as a markdown table (``columns``: :func:`table_columns` of ``summary``
+    unless given, so that two tables can share them), then a line saying what ``±`` is."""
+    columns = table_columns(summary) if columns is None else columns
+    head = ["policy"] + [m.column for m in columns]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     cut = []
     for row in summary:
@@ -143,8 +163,8 @@ def markdown_table(summary: list[dict[str, Any]]) -> str:
         if row.get("truncated"):  # its JCTs cover the jobs that finished: say so
             cells[0] += " †"
             cut.append(row)
-        for metric in COMPARE_COLUMNS:
-            m, s = row[metric.key]
+        for metric in columns:
+            m, s = row.get(metric.key, (math.nan, math.nan))
             small = metric.bounded  # a 0..1 value: three decimals
             if math.isnan(m):
                 cells.append("-")

@@ -183,6 +183,29 @@ def test_summary_is_mean_and_95_ci_and_the_table_says_so():
     assert "| p | 10.0 |" in ev.markdown_table([one])  # no "± nan" for one seed
 
 
+def test_sla_violations_are_a_column_only_where_some_policy_has_them():
+    from mrgym.summary import across_training_seeds, table_columns
+
+    def rows(sla: float) -> list[dict]:
+        return [
+            {"scenario": "s", "policy": p, "seed": i, "mean_jct_s": 10.0, "sla_violation_s": v}
+            for p, v in (("a", 0.0), ("b", sla))
+            for i in range(2)
+        ]
+
+    quiet = ev.summarize(rows(0.0))
+    assert "SLA violation" not in ev.markdown_table(quiet)  # no interactive VMs: no column
+    loud = ev.summarize(rows(30.0))
+    head = ev.markdown_table(loud).splitlines()[0]
+    assert head.endswith("| re-executed | SLA violation (s) |")
+    assert "| a | 10.0 ± 0.0 |" in ev.markdown_table(loud)
+    assert ev.markdown_table(loud).splitlines()[3].endswith("| 30.0 ± 0.0 |")  # policy b
+    # the training-seed table of a's seeds (0 s) keeps the column the main table has
+    grouped = across_training_seeds(loud, {"a": "g"})
+    assert "SLA violation" not in ev.markdown_table(grouped)
+    assert "SLA violation" in ev.markdown_table(grouped, table_columns(loud))
+
+
 def test_seed_ranges_label_wrapping_and_stable_policy_colours():
     assert ev.format_seeds([4, 0, 1, 2, 7, 8]) == "0-2, 4, 7-8"
     label = "maskable_ppo:ila72-jct-fewest-remaining-workconserving-a-very-long-name"

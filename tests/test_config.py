@@ -13,6 +13,7 @@ BUNDLED = [
     "pna60",
     "lsap-snapshot",
     "hybrid48",
+    "hybrid48-peak",
     "lee-gpu",
     "lee-cloud",
     "tara80",
@@ -57,6 +58,21 @@ def test_bundled_yaml_keys_are_commented():
 def test_small_bundled_scenarios_run(name):
     m = mrgym.run_sim(name, "dl-sched", 0).metrics
     assert m["jobs_completed"] == m["jobs_submitted"] > 0
+
+
+def test_hybrid48_peak_differs_from_hybrid48_in_the_load_cycle_only():
+    """hybrid48-peak moves the interactive load's peak into the batch (HybridMR §IV Fig.
+    9(a): SLAs breached at minutes 12-14); everything else is hybrid48's."""
+    base = load_scenario("hybrid48").model_dump()
+    peak = load_scenario("hybrid48-peak").model_dump()
+    apps = [g["interactive"] for g in peak["cluster"]["hosts"] if g["interactive"]]
+    assert [a["period_s"] for a in apps] == [1200.0]  # the peak at 600 s, within ~10 minutes
+    for sc in (base, peak):
+        sc.pop("name"), sc.pop("description")
+        for g in sc["cluster"]["hosts"]:
+            if g["interactive"]:
+                g["interactive"].pop("period_s")
+    assert peak == base
 
 
 def test_ila72_matches_the_paper_setup():

@@ -44,7 +44,9 @@ def _table(md: str) -> tuple[list[str], list[list[str]]]:
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro")
-    path, outcomes = reproduce("all", 1, out)
+    # two workers (claim groups in parallel, the same report as serially: test_sweep): the
+    # one-seed run of every claim is the suite's longest fixture, and pytest uses one core
+    path, outcomes = reproduce("all", 1, out, workers=2)
     return out, path, outcomes
 
 
@@ -127,7 +129,8 @@ def test_a_failing_experiment_is_a_row_not_a_crash(tmp_path):
 
 
 def test_cli_one_paper(tmp_path):
-    r = run_cli("reproduce", "--paper", "lee", "--seeds", "1", "--out", str(tmp_path))
+    args = ("--paper", "lee", "--seeds", "1", "--workers", "2", "--out", str(tmp_path))
+    r = run_cli("reproduce", *args)
     assert r.returncode == 0, r.stderr
     header, rows = _table((tmp_path / REPORT).read_text())
     assert tuple(header) == COLUMNS
