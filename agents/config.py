@@ -44,6 +44,17 @@ class EnvConfig(BaseModel):
     # the scenario (cluster size, interference, background traffic, arrival rate); the
     # held-out evaluation stays on the scenario itself.  {} takes the default ranges.
     randomize: dict[str, Any] | None = None
+    # a registered scheduler whose environment hooks (place_job, control) run inside the
+    # environment while the agent picks the tasks (agents/env_hooks.py), e.g. hybridmr: its
+    # phase I placement and phase II VM management around the agent; None: no hooks
+    hooks: str | None = None
+
+    @field_validator("hooks")
+    @classmethod
+    def _check_hooks(cls, v: str | None) -> str | None:
+        from agents.env_hooks import check_hooks
+
+        return check_hooks(v)
 
     @field_validator("randomize")
     @classmethod

@@ -8,11 +8,13 @@ AlphaGo's supervised stage or DQfD) puts the first rollouts at the expert's leve
 only has to learn where to deviate from it.
 
 The expert is any registered scheduler *without* environment hooks (``place_job`` /
-``control``): its ``decide`` runs on the training environment's own decision contexts
+``control``), or the one whose hooks run in the environment (``env.hooks``,
+agents/env_hooks.py): its ``decide`` runs on the training environment's own decision contexts
 (``env.decision_context()``), and its decision becomes the nearest legal action under the
 *training* settings (``env.closest_action``), so the demonstrations have exactly the
-observations and masks the agent will see.  Schedulers with hooks (HybridMR phase I/II)
-change the simulation outside the action and are refused: the agent could not copy them.
+observations and masks the agent will see.  Other schedulers with hooks (HybridMR phase
+I/II) change the simulation outside the action and are refused: the agent could not copy
+them in an environment without their hooks.
 
 The loss is the masked policy's negative log-likelihood of the expert's action (plus, with
 ``value_coef``, a regression of the value head on the discounted return of the
@@ -31,7 +33,7 @@ class PretrainConfig(BaseModel):
     """``pretrain:`` in a training config (absent: no warm start)."""
 
     model_config = ConfigDict(extra="forbid")
-    expert: str = "fair"  # a registered scheduler without place_job/control hooks
+    expert: str = "fair"  # a registered scheduler without place_job/control hooks (or env.hooks')
     # demonstration episodes, on seeds 10 000 + 100 x seed + i (apart from every training
     # seed's and from the evaluation seeds)
     episodes: int = Field(8, ge=1, le=100)
@@ -57,22 +59,13 @@ class Demonstrations:
         return len(self.actions)
 
 
-def _has_hooks(scheduler) -> bool:
-    from mrgym.sim.scheduler import Scheduler
-
-    cls = type(scheduler)
-    return any(
-        getattr(cls, hook, None) is not getattr(Scheduler, hook, None)
-        for hook in ("place_job", "control")
-    )
-
-
 def collect(
     env_kwargs: dict,
     expert: str,
     seeds: list[int],
     gamma: float = 0.999,
     per_second: bool = False,
+    hooks: str | None = None,
 ) -> Demonstrations:
     """Run ``expert`` on the training environment for each seed, recording every step.
 
@@ -82,24 +75,33 @@ def collect(
     episode that ends: one cut by the time cap is not bootstrapped here).  A critic
     fitted to per-decision returns under a per-second discount starts on the wrong scale
     (pna60: ~7 000 decisions in ~250 s), and its advantages move the clone away from the
-    expert in the first updates."""
-    import gymnasium as gym
+    expert in the first updates.
 
-    import mrgym  # noqa: F401  (registers MRCluster-v0)
+    ``hooks`` (``env.hooks``): a scheduler whose hooks run inside the environment
+    (agents/env_hooks.py); an expert with hooks is refused unless it is that scheduler,
+    whose one instance then places, controls and decides."""
+    from agents.env_hooks import has_hooks, install, make_env
     from mrgym.registry import make
 
+    own = expert == hooks  # the expert's own hooks run in the environment
     scheduler = make(expert)
-    if _has_hooks(scheduler):
+    if has_hooks(scheduler) and not own:
         raise ValueError(
             f"pretrain.expert: {expert!r} acts through environment hooks (place_job/control) "
-            "that an agent's actions cannot express; use a scheduler without hooks, e.g. fair"
+            "that an agent's actions cannot express; use a scheduler without hooks, e.g. "
+            "fair, or run its hooks in the environment (env.hooks: the same name)"
         )
     obs_l, mask_l, act_l, ret_l, dt_l = [], [], [], [], []
     inexact = 0
-    env = gym.make("MRCluster-v0", **env_kwargs).unwrapped
+    env = make_env(env_kwargs).unwrapped
+    if own:
+        env.set_hooks(scheduler)
+    else:
+        install(env, hooks)
     for seed in seeds:
         obs, info = env.reset(seed=seed)
-        scheduler.reset(seed)
+        if not own:  # the environment's reset already reset the hooks' scheduler
+            scheduler.reset(seed)
         rewards, dts = [], []
         while True:
             mask = np.asarray(info["action_mask"], dtype=bool)

@@ -23,6 +23,7 @@ from agents.callbacks import (
     TqdmCallback,
 )
 from agents.config import TrainConfig
+from agents.env_hooks import WithHooks, make_env
 
 ENV_ID = "mrgym:MRCluster-v0"  # the module prefix makes SubprocVecEnv workers import mrgym
 
@@ -69,15 +70,17 @@ def make_vec(cfg: TrainConfig):
 
     cls = SubprocVecEnv if cfg.n_envs > 1 else DummyVecEnv
     kw = env_kwargs(cfg)
+    hooks = {"wrapper_class": WithHooks, "wrapper_kwargs": {"hooks": cfg.env.hooks}}
+    hooks = hooks if cfg.env.hooks else {}  # no wrapper unless it has hooks to install
     if cfg.env.randomize is not None:  # kept out of env_kwargs: evaluation runs the scenario
         from agents.randomize import make_randomized_env
 
         kw["base_config"] = kw.pop("config")
         kw["spec"] = cfg.env.randomize
         return make_vec_env(
-            make_randomized_env, n_envs=cfg.n_envs, seed=cfg.seed, vec_env_cls=cls, env_kwargs=kw
+            make_randomized_env, cfg.n_envs, cfg.seed, vec_env_cls=cls, env_kwargs=kw, **hooks
         )
-    return make_vec_env(ENV_ID, n_envs=cfg.n_envs, seed=cfg.seed, vec_env_cls=cls, env_kwargs=kw)
+    return make_vec_env(ENV_ID, cfg.n_envs, cfg.seed, vec_env_cls=cls, env_kwargs=kw, **hooks)
 
 
 def p95_limit(cfg: TrainConfig) -> float | None:
@@ -189,7 +192,6 @@ def train(
     continues in that run's folder (``logdir`` is ignored) with its config when ``cfg`` is
     None, and a ``steps`` not above the model's count is a ``ValueError``.
     """
-    import gymnasium as gym
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
     start = 0
@@ -255,7 +257,7 @@ def train(
         bc = _warm_start(model, cfg) if cfg.pretrain else {}
     metrics_cb = MRMetricsCallback()
     eval_cb = HeldOutEvalCallback(
-        lambda: gym.make(ENV_ID, **env_kwargs(cfg)),
+        lambda: make_env(env_kwargs(cfg), cfg.env.hooks),
         cfg.eval.seeds,
         cfg.eval.every_steps,
         max_steps=cfg.eval.max_steps,
@@ -362,7 +364,7 @@ def _warm_start(model, cfg: TrainConfig) -> dict:
     t0 = time.perf_counter()
     gamma = float(cfg.hyperparameters.get("gamma", 0.99))
     per_second = cfg.discount_per == "second"  # the returns discount as PPO's will
-    demos = collect(env_kwargs(cfg), p.expert, seeds, gamma=gamma, per_second=per_second)
+    demos = collect(env_kwargs(cfg), p.expert, seeds, gamma, per_second, cfg.env.hooks)
     out = clone(model, demos, p, seed=cfg.seed)
     out = {k: round(v, 4) for k, v in out.items()}
     out["bc_expert"] = p.expert

@@ -176,6 +176,7 @@ def tune_agent(
     for key, value, plain in (
         ("discount_per", cfg.discount_per, "decision"),
         ("lr_schedule", cfg.lr_schedule, "constant"),
+        ("env.hooks", cfg.env.hooks, None),
     ):
         if value != plain:
             raise ValueError(

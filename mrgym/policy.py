@@ -131,6 +131,9 @@ class ModelPolicy:
         self.max_decisions = max_decisions
         # the training config's cap on its held-out evaluations (``eval.max_steps``)
         self.eval_max_steps: int | None = None
+        # a scheduler whose hooks ran in the training env (``env.hooks``): bind installs a
+        # fresh one, so the model is evaluated with them (agents/env_hooks.py)
+        self.hooks: str | None = None
 
     @classmethod
     def load(
@@ -161,6 +164,7 @@ class ModelPolicy:
             max_decisions=max_decisions,
         )
         policy.eval_max_steps = cfg.eval.max_steps
+        policy.hooks = cfg.env.hooks
         return policy
 
     def make_env(self, config=None, **kwargs):
@@ -172,7 +176,8 @@ class ModelPolicy:
         return gym.make("MRCluster-v0", config=config or self.scenario or "ila72", **kw)
 
     def bind(self, env) -> None:
-        """Refuse an env whose spaces or binding settings differ from the model's."""
+        """Refuse an env whose spaces or binding settings differ from the model's; install
+        the training env's hooks (``hooks``) in it."""
         for what, mine, theirs in (
             ("action space", self.model.action_space, env.action_space),
             ("observation space", self.model.observation_space, env.observation_space),
@@ -193,6 +198,10 @@ class ModelPolicy:
                     f"{self.name}: env {key}={theirs!r} but the model was trained with "
                     f"{key}={self.env_kwargs[key]!r}{_hint(self)}"
                 )
+        if self.hooks is not None:
+            from mrgym.registry import make
+
+            env.unwrapped.set_hooks(make(self.hooks))
 
     def start_episode(self, seed: int) -> None:
         """Called by :func:`mrgym.run_episode` before the reset: seeds "sample"."""

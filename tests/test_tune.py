@@ -100,3 +100,10 @@ def test_tune_refuses_settings_its_trials_cannot_apply(key, value, tmp_path, cap
     assert cli.main(["tune", "--config", str(cfg), "--out", str(tmp_path)]) == 2
     assert f"tune: {key}: {value!r} is not supported by trials" in capsys.readouterr().err
     assert not list(tmp_path.glob("tune-*"))
+
+
+def test_tune_refuses_environment_hooks(tmp_path, capsys):
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(yaml.safe_dump({**TINY, "env": {**TINY["env"], "hooks": "hybridmr"}}))
+    assert cli.main(["tune", "--config", str(cfg), "--out", str(tmp_path)]) == 2
+    assert "tune: env.hooks: 'hybridmr' is not supported by trials" in capsys.readouterr().err

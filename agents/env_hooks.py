@@ -1,0 +1,82 @@
+"""A baseline's environment hooks around a learning agent (``env.hooks`` in a training config).
+
+Some schedulers act outside the task choice: HybridMR's phase I places each job in the
+native or the virtual pool (``place_job``), its phase II caps, pauses and migrates VMs
+beside interactive ones every 3 s (``control``; HybridMR §III).  An agent's actions (which
+job's task on the slot that asked) cannot express these, so on hybrid48 the agents stayed
+at FIFO's level while HybridMR led (README "Learning").  With ``env.hooks: hybridmr`` the
+scheduler's hooks run inside the environment, as under ``EnvPolicy``, and the agent takes
+the place of its ``decide`` (HybridMR's FairScheduler and I/O gate): placement and VM
+management stay HybridMR's, the task choice is learned.
+
+The hooks scheduler is built fresh for every environment (its state is per episode:
+``reset`` runs at each ``env.reset``), for training (:func:`make_env`, :class:`WithHooks` in
+SB3's vector envs), for the held-out evaluations, and by :class:`mrgym.ModelPolicy`, which
+reads the setting from the saved config, so ``mrgym compare --models`` runs the model with
+them too.  A warm start may clone the hooks' own scheduler (``pretrain.expert`` equal to
+``env.hooks``): its decisions then come with its own placement and control.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+ENV_ID = "MRCluster-v0"
+
+
+def has_hooks(scheduler) -> bool:
+    """Whether ``scheduler`` overrides ``place_job`` or ``control`` (acts through hooks)."""
+    from mrgym.sim.scheduler import Scheduler
+
+    cls = type(scheduler)
+    return any(
+        getattr(cls, hook, None) is not getattr(Scheduler, hook, None)
+        for hook in ("place_job", "control")
+    )
+
+
+def check_hooks(name: str | None) -> str | None:
+    """``env.hooks``: None, or a registered scheduler that has hooks (a ValueError names
+    the key and what was expected)."""
+    if name is None:
+        return None
+    from mrgym import registry
+
+    if name not in registry.available():
+        raise ValueError(f"unknown scheduler {name!r}; expected one of {registry.available()}")
+    if not has_hooks(registry.make(name)):
+        raise ValueError(
+            f"{name!r} has no environment hooks (place_job/control) to run; expected a "
+            "scheduler that has them, e.g. hybridmr, or no env.hooks"
+        )
+    return name
+
+
+def install(env: gym.Env, name: str | None):
+    """Give ``env`` a fresh ``name`` scheduler's hooks; returns that scheduler (None: none)."""
+    if name is None:
+        return None
+    from mrgym.registry import make
+
+    scheduler = make(name)
+    env.unwrapped.set_hooks(scheduler)
+    return scheduler
+
+
+class WithHooks(gym.Wrapper):
+    """SB3's ``wrapper_class`` for ``make_vec_env``: installs the hooks, changes nothing else."""
+
+    def __init__(self, env: gym.Env, hooks: str | None = None):
+        super().__init__(env)
+        install(env, hooks)
+
+
+def make_env(kwargs: dict[str, Any], hooks: str | None = None) -> gym.Env:
+    """``gym.make(MRCluster-v0, **kwargs)`` with ``hooks`` installed."""
+    import mrgym  # noqa: F401  (registers MRCluster-v0)
+
+    env = gym.make(ENV_ID, **kwargs)
+    install(env, hooks)
+    return env

@@ -1,0 +1,111 @@
+"""``env.hooks``: a baseline's place_job/control around a learning agent (agents/env_hooks.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+pytest.importorskip("sb3_contrib")
+
+import mrgym  # noqa: E402
+from agents.config import TrainConfig  # noqa: E402
+from agents.env_hooks import check_hooks, make_env  # noqa: E402
+from agents.pretrain import collect  # noqa: E402
+from baselines.hybridmr import HybridMRScheduler  # noqa: E402
+from mrgym.policy import EnvPolicy, ModelPolicy  # noqa: E402
+from mrgym.reproduce.hybridmr import virtual_only  # noqa: E402
+
+
+def _loaded_vms() -> dict:
+    """Four Xen hosts whose interactive VMs run at 80 req/s beside two CPU-bound jobs: FIFO
+    co-hosting breaches their SLA, HybridMR's phase II does not (test_hybridmr)."""
+    over = virtual_only(
+        [
+            {"name": "k", "profile": "kmeans", "maps": 96},
+            {"name": "p", "profile": "piest", "maps": 48},
+        ]
+    )
+    over["cluster.hosts"][0]["count"] = 4
+    over["cluster.hosts"][0]["interactive"].update(base_rps=80.0, peak_rps=80.0, noise_sigma=0.0)
+    return {"config": "hybrid48", "overrides": over, "job_slots": 4, "queue_order": "deficit"}
+
+
+def test_hooks_must_be_a_registered_scheduler_that_has_hooks():
+    assert check_hooks(None) is None and check_hooks("hybridmr") == "hybridmr"
+    with pytest.raises(ValueError, match="unknown scheduler 'nosuch'"):
+        check_hooks("nosuch")
+    with pytest.raises(ValidationError, match="'fair' has no environment hooks"):
+        TrainConfig.model_validate({"env": {"hooks": "fair"}})
+
+
+def test_the_agent_takes_hybridmrs_task_choice_while_its_hooks_manage_the_vms():
+    kw = _loaded_vms()
+    bare = mrgym.run_episode(make_env(kw), EnvPolicy("fifo"), seed=0).metrics
+    # FIFO's task choice with HybridMR's hooks around it: the hooks keep the SLA
+    env = make_env(kw, hooks="hybridmr")
+    assert isinstance(env.unwrapped._hooks, HybridMRScheduler)
+    hooked = mrgym.run_episode(env, _FifoAgent(), seed=0).metrics
+    assert bare["sla_violation_s"] > 100
+    assert hooked["sla_violation_s"] <= 0.1 * bare["sla_violation_s"]
+    assert hooked["jobs_completed"] == bare["jobs_completed"] == 2
+
+
+class _FifoAgent:
+    """An agent that launches the first legal action (slot 0 first), declining last."""
+
+    name = "first-legal"
+
+    def predict(self, obs, info) -> int:
+        return int(np.flatnonzero(info["action_mask"])[0])
+
+
+def test_a_warm_start_clones_the_hooks_own_scheduler_and_no_other():
+    kw = _loaded_vms()
+    demos = collect(kw, "hybridmr", [10_000], hooks="hybridmr")
+    assert demos.inexact == 0 and len(demos.actions) > 0
+    # the same decisions as HybridMR playing the environment with its own hooks
+    played = []
+    env, policy = make_env(kw), EnvPolicy("hybridmr")
+    policy.bind(env)
+    obs, info = env.reset(seed=10_000)
+    while True:
+        played.append(policy.predict(obs, info))
+        obs, _, term, trunc, info = env.step(played[-1])
+        if term or trunc:
+            break
+    assert demos.actions.tolist() == played
+    with pytest.raises(ValueError, match="run its hooks in the environment"):
+        collect(kw, "hybridmr", [10_000])  # without them, HybridMR cannot be copied
+
+
+def test_a_model_trained_with_hooks_installs_them_when_bound():
+    kw = _loaded_vms()
+    env = make_env(kw)
+    model = SimpleNamespace(
+        action_space=env.action_space,
+        observation_space=env.observation_space,
+        predict=lambda obs, deterministic=True: (0, None),
+    )
+    policy = ModelPolicy(model, env_kwargs={k: v for k, v in kw.items() if k != "config"})
+    policy.bind(env)
+    assert env.unwrapped._hooks is None
+    policy.hooks = "hybridmr"  # as ModelPolicy.load sets it from the config's env.hooks
+    policy.bind(env)
+    first = env.unwrapped._hooks
+    assert isinstance(first, HybridMRScheduler)
+    policy.bind(env)
+    assert env.unwrapped._hooks is not first  # a fresh scheduler per episode
+
+
+def test_training_envs_get_the_hooks(tmp_path):
+    from agents.train import make_vec
+
+    kw = _loaded_vms()
+    env = {"scenario": kw["config"], "overrides": kw["overrides"], "hooks": "hybridmr"}
+    cfg = TrainConfig.model_validate({"env": env, "n_envs": 1})
+    venv = make_vec(cfg)
+    assert isinstance(venv.envs[0].unwrapped._hooks, HybridMRScheduler)
+    venv.close()
