@@ -149,6 +149,22 @@ class TrainConfig(BaseModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _an_expert_with_hooks_needs_them_in_the_env(self) -> TrainConfig:
+        # its decisions presume its own placement and control (agents/env_hooks.py)
+        expert = self.pretrain.expert if self.pretrain is not None else None
+        if expert is not None and expert != self.env.hooks:
+            from agents.env_hooks import has_hooks
+            from mrgym import registry
+
+            if expert in registry.available() and has_hooks(registry.make(expert)):
+                raise ValueError(
+                    f"pretrain.expert: {expert!r} acts through environment hooks "
+                    f"(place_job/control), but env.hooks is {self.env.hooks!r}; set env.hooks: "
+                    f"{expert}, or clone a scheduler without hooks, e.g. fair"
+                )
+        return self
+
 
 def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
     """Read and validate a training config; every problem is one line naming the file."""

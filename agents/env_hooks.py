@@ -44,14 +44,24 @@ def check_hooks(name: str | None) -> str | None:
         return None
     from mrgym import registry
 
-    if name not in registry.available():
-        raise ValueError(f"unknown scheduler {name!r}; expected one of {registry.available()}")
-    if not has_hooks(registry.make(name)):
+    with_hooks = [n for n in registry.available() if (s := _make(n)) is not None and has_hooks(s)]
+    if name not in with_hooks:
+        why = "has no environment hooks" if name in registry.available() else "is not registered"
         raise ValueError(
-            f"{name!r} has no environment hooks (place_job/control) to run; expected a "
-            "scheduler that has them, e.g. hybridmr, or no env.hooks"
+            f"{name!r} {why}; expected a registered scheduler with place_job/control hooks, "
+            f"one of {with_hooks}, or no env.hooks"
         )
     return name
+
+
+def _make(name: str):
+    """The scheduler ``name`` with its defaults (None when it needs parameters)."""
+    from mrgym.registry import make
+
+    try:
+        return make(name)
+    except TypeError:  # a factory with required parameters: not usable as env.hooks
+        return None
 
 
 def install(env: gym.Env, name: str | None):
@@ -61,7 +71,8 @@ def install(env: gym.Env, name: str | None):
     from mrgym.registry import make
 
     scheduler = make(name)
-    env.unwrapped.set_hooks(scheduler)
+    # the agent decides: its work conservation and speculation settings stay in force
+    env.unwrapped.set_hooks(scheduler, decides=False)
     return scheduler
 
 

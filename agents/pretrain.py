@@ -94,8 +94,8 @@ def collect(
     obs_l, mask_l, act_l, ret_l, dt_l = [], [], [], [], []
     inexact = 0
     env = make_env(env_kwargs).unwrapped
-    if own:
-        env.set_hooks(scheduler)
+    if own:  # its decisions become actions under the agent's settings (closest_action)
+        env.set_hooks(scheduler, decides=False)
     else:
         install(env, hooks)
     for seed in seeds:

@@ -179,9 +179,9 @@ def tune_agent(
         ("env.hooks", cfg.env.hooks, None),
     ):
         if value != plain:
+            fix = f"tune with {key}: {plain!r}" if plain else f"tune without {key}"
             raise ValueError(
-                f"tune: {key}: {value!r} is not supported by trials (they learn in rungs); "
-                f"tune with {key}: {plain!r}"
+                f"tune: {key}: {value!r} is not supported by trials (they learn in rungs); {fix}"
             )
     steps = steps or cfg.total_steps
     rungs = min(rungs, steps)

@@ -201,7 +201,7 @@ class ModelPolicy:
         if self.hooks is not None:
             from mrgym.registry import make
 
-            env.unwrapped.set_hooks(make(self.hooks))
+            env.unwrapped.set_hooks(make(self.hooks), decides=False)
 
     def start_episode(self, seed: int) -> None:
         """Called by :func:`mrgym.run_episode` before the reset: seeds "sample"."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 from pydantic import ValidationError
@@ -35,7 +33,7 @@ def _loaded_vms() -> dict:
 
 def test_hooks_must_be_a_registered_scheduler_that_has_hooks():
     assert check_hooks(None) is None and check_hooks("hybridmr") == "hybridmr"
-    with pytest.raises(ValueError, match="unknown scheduler 'nosuch'"):
+    with pytest.raises(ValueError, match=r"'nosuch' is not registered; expected .*'hybridmr'"):
         check_hooks("nosuch")
     with pytest.raises(ValidationError, match="'fair' has no environment hooks"):
         TrainConfig.model_validate({"env": {"hooks": "fair"}})
@@ -81,23 +79,43 @@ def test_a_warm_start_clones_the_hooks_own_scheduler_and_no_other():
         collect(kw, "hybridmr", [10_000])  # without them, HybridMR cannot be copied
 
 
-def test_a_model_trained_with_hooks_installs_them_when_bound():
+def test_hooks_around_an_agent_keep_its_work_conservation_and_speculation():
+    kw = {**_loaded_vms(), "work_conserving": True, "speculation": True}
+    agent = make_env(kw, hooks="hybridmr").unwrapped
+    agent.reset(seed=0)
+    assert agent.codec.work_conserving is True and agent.codec.speculation is True
+    # HybridMR deciding for itself (EnvPolicy) may decline a slot and never speculates
+    own = make_env(kw).unwrapped
+    EnvPolicy("hybridmr").bind(own)
+    own.reset(seed=0)
+    assert own.codec.work_conserving is False and own.codec.speculation is False
+
+
+def test_a_saved_model_trained_with_hooks_runs_with_them(tmp_path):
+    """``mrgym compare --models`` / ``mrgym.evaluate``: ModelPolicy.load reads env.hooks."""
+    import yaml
+    from sb3_contrib import MaskablePPO
+
     kw = _loaded_vms()
-    env = make_env(kw)
-    model = SimpleNamespace(
-        action_space=env.action_space,
-        observation_space=env.observation_space,
-        predict=lambda obs, deterministic=True: (0, None),
-    )
-    policy = ModelPolicy(model, env_kwargs={k: v for k, v in kw.items() if k != "config"})
-    policy.bind(env)
-    assert env.unwrapped._hooks is None
-    policy.hooks = "hybridmr"  # as ModelPolicy.load sets it from the config's env.hooks
+    env_cfg = {"scenario": "hybrid48", "overrides": kw["overrides"], "job_slots": 4}
+    env_cfg.update(queue_order="deficit", hooks="hybridmr")
+    cfg = TrainConfig.model_validate({"name": "h", "env": env_cfg})
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump()))
+    model = MaskablePPO("MlpPolicy", make_env(kw), n_steps=64, seed=0, device="cpu")
+    model.save(str(tmp_path / "model.zip"))
+    policy = ModelPolicy.load(tmp_path)
+    assert policy.hooks == "hybridmr"
+    env = policy.make_env()
     policy.bind(env)
     first = env.unwrapped._hooks
     assert isinstance(first, HybridMRScheduler)
     policy.bind(env)
-    assert env.unwrapped._hooks is not first  # a fresh scheduler per episode
+    assert env.unwrapped._hooks is not first  # a fresh scheduler each time it is bound
+    (row,) = mrgym.evaluate([policy], [policy.scenario], [0])
+    bare = mrgym.run_sim(mrgym.load_scenario("hybrid48", kw["overrides"]), "fifo", 0).metrics
+    assert bare["sla_violation_s"] > 100 and row["sla_violation_s"] <= 0.1 * bare["sla_violation_s"]
+    with pytest.raises(ValidationError, match="pretrain.expert: 'hybridmr' acts through"):
+        TrainConfig.model_validate({"pretrain": {"expert": "hybridmr"}})  # without env.hooks
 
 
 def test_training_envs_get_the_hooks(tmp_path):
@@ -108,4 +126,12 @@ def test_training_envs_get_the_hooks(tmp_path):
     cfg = TrainConfig.model_validate({"env": env, "n_envs": 1})
     venv = make_vec(cfg)
     assert isinstance(venv.envs[0].unwrapped._hooks, HybridMRScheduler)
+    venv.close()
+    # in worker processes and with domain randomization (which rebuilds the env at reset)
+    cfg2 = cfg.model_copy(update={"n_envs": 2})
+    cfg2.env.randomize = {"cluster_scale": [1, 1]}
+    venv = make_vec(cfg2)
+    venv.reset()
+    names = [type(h).__name__ for h in venv.get_attr("_hooks")]
+    assert names == ["HybridMRScheduler"] * 2
     venv.close()

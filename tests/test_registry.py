@@ -20,6 +20,7 @@ from mrgym.metrics import (
     FORMATS,
     METRIC,
     METRICS,
+    OPTIONAL_COMPARE_KEYS,
     SIMULATE_ROWS,
     TENSORBOARD_TAGS,
     metric_value,
@@ -200,9 +201,10 @@ def test_the_metric_table_covers_every_column_compare_prints(row):
     assert header[0] == "policy"
     assert header[1:] == [m.column for m in COMPARE_COLUMNS]
     assert [m.key for m in COMPARE_COLUMNS] == list(COMPARE_KEYS)
-    # every metric with a column is one of them, and each is in the harness's rows
-    assert {m.key for m in METRICS if m.column} == set(COMPARE_KEYS)
-    for key in COMPARE_KEYS:
+    # every metric with a column is one of them or an optional one (shown where non-zero),
+    # and each is in the harness's rows
+    assert {m.key for m in METRICS if m.column} == set(COMPARE_KEYS) | set(OPTIONAL_COMPARE_KEYS)
+    for key in COMPARE_KEYS + OPTIONAL_COMPARE_KEYS:
         assert key in row, key
 
 

@@ -35,9 +35,9 @@ class _AgentProxy(Scheduler):
 
     name = "agent"
 
-    def __init__(self, hooks: Scheduler | None, speculation: bool):
+    def __init__(self, hooks: Scheduler | None, speculation: bool, decides: bool = True):
         self.hooks = hooks
-        self.speculates = hooks.speculates if hooks is not None else speculation
+        self.speculates = hooks.speculates if hooks is not None and decides else speculation
         self.control_period_s = hooks.control_period_s if hooks is not None else None
 
     def reset(self, seed):
@@ -226,6 +226,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             + [f"critic.{f}" for f in CRITIC_FEATURES if self.critic_inputs]
         )
         self._hooks: Scheduler | None = None
+        self._hooks_decide = True  # set_hooks: the hooks' scheduler also makes the decisions
         self.sim: Simulation | None = None
         self._vm = None
         self._kind: str | None = None
@@ -244,9 +245,12 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         self._hooks0: Scheduler | None = None
 
     # -- policy support ------------------------------------------------------------------
-    def set_hooks(self, scheduler: Scheduler | None) -> None:
-        """Let a baseline's place_job/control/reset run inside the environment (EnvPolicy)."""
-        self._hooks = scheduler
+    def set_hooks(self, scheduler: Scheduler | None, decides: bool = True) -> None:
+        """Let a baseline's place_job/control/reset run inside the environment: for the
+        baseline's own decisions (EnvPolicy: the slot's speculation and declines are then
+        its choice), or with ``decides=False`` around an agent, whose ``speculation`` and
+        ``work_conserving`` settings stay (agents/env_hooks.py).  From the next reset."""
+        self._hooks, self._hooks_decide = scheduler, decides
 
     def decision_context(self) -> DecisionContext:
         """The simulator's context for the current slot (what a Scheduler would see)."""
@@ -285,14 +289,15 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         """Start the episode of ``ep_seed`` (reset without touching ``np_random``)."""
         self._ep_seed, self._options, self._hooks0 = ep_seed, copy.deepcopy(options), hooks0
         self._actions, self._asked, self._asked_now = [], [], False
-        proxy = self._proxy = _AgentProxy(hooks, self.speculation)
+        decides = hooks is not None and self._hooks_decide
+        proxy = self._proxy = _AgentProxy(hooks, self.speculation, decides)
         # speculate actions exist when the simulator heartbeats for them: with a baseline's
         # hooks (EnvPolicy) that is the baseline's choice, so that jobs it could only back
         # up do not take job slots from jobs it would launch
         self.codec.speculation = proxy.speculates
         # and a baseline may decline a slot that has work (delay scheduling's locality waits):
         # work conservation binds the agent, not a baseline replayed through EnvPolicy
-        self.codec.work_conserving = self.work_conserving if hooks is None else False
+        self.codec.work_conserving = self.work_conserving if not decides else False
         self.sim = Simulation(self.scenario, proxy, ep_seed)
         self.view = self.sim.view
         self._render_layout = self._render_layout_view = None
