@@ -6,15 +6,21 @@ beside interactive ones every 3 s (``control``; HybridMR §III).  An agent's act
 job's task on the slot that asked) cannot express these, so on hybrid48 the agents stayed
 at FIFO's level while HybridMR led (README "Learning").  With ``env.hooks: hybridmr`` the
 scheduler's hooks run inside the environment, as under ``EnvPolicy``, and the agent takes
-the place of its ``decide`` (HybridMR's FairScheduler and I/O gate): placement and VM
-management stay HybridMR's, the task choice is learned.
+the place of its ``decide``; the agent's own ``work_conserving`` and ``speculation``
+settings stay in force (``set_hooks(..., decides=False)``).  What HybridMR's ``decide``
+did is then the agent's to learn: its FairScheduler order, the I/O gate (no map on a disk
+where one more stream would thrash), no new task on a host under SLA pressure or a paused
+VM, and the relaunch of a task that phase II killed on the VM Algorithm 3 chose; its
+observation shows host CPU and disk load, not the pressure or the reservations.
 
-The hooks scheduler is built fresh for every environment (its state is per episode:
-``reset`` runs at each ``env.reset``), for training (:func:`make_env`, :class:`WithHooks` in
-SB3's vector envs), for the held-out evaluations, and by :class:`mrgym.ModelPolicy`, which
-reads the setting from the saved config, so ``mrgym compare --models`` runs the model with
-them too.  A warm start may clone the hooks' own scheduler (``pretrain.expert`` equal to
-``env.hooks``): its decisions then come with its own placement and control.
+One hooks scheduler is built per environment, reset at every ``env.reset``: for training
+(:func:`make_env`, :class:`WithHooks` in SB3's vector envs, worker processes and domain
+randomization's rebuilt envs included), for the held-out evaluations, and by
+:class:`mrgym.ModelPolicy` at every ``bind`` (it reads the setting from the saved config),
+so ``mrgym compare --models`` runs the model with them too.  A policy without hooks bound
+to the same env afterwards leaves them installed (as after ``env.set_hooks``).  A warm
+start may clone the hooks' own scheduler (``pretrain.expert`` equal to ``env.hooks``): its
+decisions then come with its own placement and control.
 """
 
 from __future__ import annotations
