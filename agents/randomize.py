@@ -229,10 +229,10 @@ class DomainRandomization(gym.Wrapper):
         # the episode's own seed: reset's when given (the same jobs as the base env on a
         # seed), else the next draw of the variant stream, so unseeded resets repeat too
         inner = int(seed) if seed is not None else int(self._rng.integers(2**31 - 1))
-        hooks = self.env.unwrapped._hooks
+        hooks, decides = self.env.unwrapped._hooks, self.env.unwrapped._hooks_decide
         self.env.close()
         self.env = self._build(self.variant)
-        self.env.set_hooks(hooks)
+        self.env.set_hooks(hooks, decides)  # env.hooks around an agent stay so (env_hooks)
         obs, info = self.env.reset(seed=inner, options=options)
         info["randomization"] = self.variant.as_dict()
         return obs, info

@@ -134,4 +134,6 @@ def test_training_envs_get_the_hooks(tmp_path):
     venv.reset()
     names = [type(h).__name__ for h in venv.get_attr("_hooks")]
     assert names == ["HybridMRScheduler"] * 2
+    # ... and the rebuilt env keeps the agent's work conservation (the config's default)
+    assert venv.get_attr("codec")[0].work_conserving is True
     venv.close()
