@@ -89,6 +89,11 @@ def test_hooks_around_an_agent_keep_its_work_conservation_and_speculation():
     EnvPolicy("hybridmr").bind(own)
     own.reset(seed=0)
     assert own.codec.work_conserving is False and own.codec.speculation is False
+    # a snapshot restored into a fresh env replays the episode as it was run
+    agent.step(int(np.flatnonzero(agent.action_masks())[0]))
+    fresh = make_env(kw).unwrapped
+    fresh.restore(agent.snapshot())
+    assert fresh.codec.work_conserving is True and isinstance(fresh._hooks0, HybridMRScheduler)
 
 
 def test_a_saved_model_trained_with_hooks_runs_with_them(tmp_path):

@@ -27,6 +27,7 @@ class EnvSnapshot:
     hooks: Scheduler | None  # a copy of the hooks' state at the snapshot
     np_random_state: dict | None  # gym.Env's generator, which draws seeds for reset(None)
     settings: tuple = ()  # the environment's construction settings (restore checks them)
+    hooks_decide: bool = True  # set_hooks' decides: the hooks' scheduler made the decisions
 
 
 # per-episode attributes that hold simulator objects: dropped by __getstate__ and rebuilt
@@ -63,6 +64,7 @@ class EpisodeReplay:
             hooks=copy.deepcopy(live),
             np_random_state=None if rng is None else copy.deepcopy(rng.bit_generator.state),
             settings=self._settings,
+            hooks_decide=self._hooks_decide,
         )
 
     def restore(self, snap: EnvSnapshot) -> None:
@@ -101,6 +103,7 @@ class EpisodeReplay:
                 live = state
         else:
             live = copy.deepcopy(snap.hooks)
+        self._hooks_decide = snap.hooks_decide
         self._replay(snap.ep_seed, snap.options, snap.actions, snap.asked, snap.hooks0, live)
 
     def __getstate__(self) -> dict[str, Any]:
