@@ -50,24 +50,27 @@ def check_hooks(name: str | None) -> str | None:
         return None
     from mrgym import registry
 
-    with_hooks = [n for n in registry.available() if (s := _make(n)) is not None and has_hooks(s)]
-    if name not in with_hooks:
-        why = "has no environment hooks" if name in registry.available() else "is not registered"
-        raise ValueError(
-            f"{name!r} {why}; expected a registered scheduler with place_job/control hooks, "
-            f"one of {with_hooks}, or no env.hooks"
-        )
-    return name
+    known = name in registry.available()
+    if known and _hooked(name):
+        return name
+    # only the error lists the alternatives (it builds every registered scheduler)
+    with_hooks = [n for n in registry.available() if _hooked(n)]
+    why = "has no environment hooks" if known else "is not registered"
+    raise ValueError(
+        f"{name!r} {why}; expected a registered scheduler with place_job/control hooks, "
+        f"one of {with_hooks}, or no env.hooks"
+    )
 
 
-def _make(name: str):
-    """The scheduler ``name`` with its defaults (None when it needs parameters)."""
+def _hooked(name: str) -> bool:
+    """Whether the registered ``name``, built with its defaults, has hooks (one that needs
+    parameters cannot be env.hooks)."""
     from mrgym.registry import make
 
     try:
-        return make(name)
-    except TypeError:  # a factory with required parameters: not usable as env.hooks
-        return None
+        return has_hooks(make(name))
+    except TypeError:  # a factory with required parameters
+        return False
 
 
 def install(env: gym.Env, name: str | None):
