@@ -48,6 +48,10 @@ class EnvConfig(BaseModel):
     # environment while the agent picks the tasks (agents/env_hooks.py), e.g. hybridmr: its
     # phase I placement and phase II VM management around the agent; None: no hooks
     hooks: str | None = None
+    # with hooks: the slots the hooks' scheduler gates (Scheduler.gate; HybridMR: a killed
+    # task's relaunch Algorithm 3 reserved, no task under SLA pressure, on a paused VM or a
+    # thrashing disk) are answered without the agent, which picks the task everywhere else
+    hooks_gate: bool = False
 
     @field_validator("hooks")
     @classmethod
@@ -64,6 +68,15 @@ class EnvConfig(BaseModel):
 
             RandomizationSpec.from_dict(v)  # a ValueError names randomize.KEY
         return v
+
+    @model_validator(mode="after")
+    def _a_gate_needs_hooks(self) -> EnvConfig:
+        if self.hooks_gate and self.hooks is None:
+            raise ValueError(
+                "env.hooks_gate: true needs env.hooks (a scheduler whose gate answers slots), "
+                "got no env.hooks"
+            )
+        return self
 
 
 class EvalConfig(BaseModel):

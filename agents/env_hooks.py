@@ -11,7 +11,10 @@ settings stay in force (``set_hooks(..., decides=False)``).  What HybridMR's ``d
 did is then the agent's to learn: its FairScheduler order, the I/O gate (no map on a disk
 where one more stream would thrash), no new task on a host under SLA pressure or a paused
 VM, and the relaunch of a task that phase II killed on the VM Algorithm 3 chose; its
-observation shows host CPU and disk load, not the pressure or the reservations.
+observation shows host CPU and disk load, not the pressure or the reservations.  With
+``env.hooks_gate: true`` (the env's ``hooks_gate``) the scheduler keeps that part
+(``Scheduler.gate``): the slots it gates are answered without the agent, whose choices on
+the rest are then the task order alone.
 
 One hooks scheduler is built per environment, reset at every ``env.reset``: for training
 (:func:`make_env`, :class:`WithHooks` in SB3's vector envs, worker processes and domain

@@ -155,16 +155,24 @@ class HybridMRScheduler(Scheduler):
     def control(self, view) -> list:
         return self.phase2.control(view) if self.phase2 is not None else []
 
-    def decide(self, ctx: DecisionContext) -> Decision:
+    def gate(self, ctx: DecisionContext) -> Decision | None:
+        """Phase II's part of the task choice (§III.B): the relaunch of a task Algorithm 3
+        reassigned to this VM, or no task on a host under SLA pressure, a paused VM or a
+        disk that one more map would thrash; None leaves the slot to the FairScheduler."""
         p2 = self.phase2
-        if p2 is not None:
-            mine = p2.reserved_for(ctx)
-            if mine is not None:
-                return Decision(ctx.slot_kind, *mine)
-            if not p2.admits(ctx):
-                self.n_gated += 1
-                return DECLINE
-        return self.inner.decide(ctx)
+        if p2 is None:
+            return None
+        mine = p2.reserved_for(ctx)
+        if mine is not None:
+            return Decision(ctx.slot_kind, *mine)
+        if not p2.admits(ctx):
+            self.n_gated += 1
+            return DECLINE
+        return None
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        gated = self.gate(ctx)
+        return gated if gated is not None else self.inner.decide(ctx)
 
 
 class HybridMRPhase1Scheduler(HybridMRScheduler):

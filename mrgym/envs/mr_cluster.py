@@ -13,6 +13,7 @@ from gymnasium import spaces
 
 from mrgym.config import Scenario, load_scenario
 from mrgym.envs.actions import ActionCodec
+from mrgym.envs.agent_proxy import AgentProxy
 from mrgym.envs.observation import (
     CRITIC_FEATURES,
     GLOBAL_FEATURES,
@@ -27,31 +28,6 @@ from mrgym.sim.heartbeats import Heartbeat
 from mrgym.sim.scheduler import Decision, DecisionContext, Scheduler
 from mrgym.sim.simulation import Simulation
 from mrgym.sim.view import ClusterView
-
-
-class _AgentProxy(Scheduler):
-    """The simulator's scheduler inside the environment: decisions come from ``step``;
-    ``place_job``/``control``/``reset`` may be delegated to a baseline (EnvPolicy)."""
-
-    name = "agent"
-
-    def __init__(self, hooks: Scheduler | None, speculation: bool, decides: bool = True):
-        self.hooks = hooks
-        self.speculates = hooks.speculates if hooks is not None and decides else speculation
-        self.control_period_s = hooks.control_period_s if hooks is not None else None
-
-    def reset(self, seed):
-        if self.hooks is not None:
-            self.hooks.reset(seed)
-
-    def place_job(self, job, view):
-        return self.hooks.place_job(job, view) if self.hooks is not None else None
-
-    def control(self, view):
-        return self.hooks.control(view) if self.hooks is not None else []
-
-    def decide(self, ctx):  # pragma: no cover - never called: step() decides
-        raise RuntimeError("in MRCluster-v0 the agent decides through step()")
 
 
 class MRClusterEnv(EpisodeReplay, gym.Env):
@@ -118,7 +94,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ``gym.make("MRCluster-v0", config="ila72", overrides=None, job_slots=8,
     queue_order="remaining", reward_weights=None, invalid_action="decline",
     max_sim_time_s=None, speculation=False, work_conserving=True, critic_inputs=False,
-    render_mode=None)``;
+    hooks_gate=False, render_mode=None)``;
     ``config`` is a bundled scenario name, a YAML path, a dict or a Scenario.  The defaults
     are the settings that train well (the README's measured MaskablePPO run): with
     ``work_conserving=True`` decline is masked whenever a launch is legal, so a masked
@@ -132,7 +108,10 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     cost) in the first slots.  Under ``EnvPolicy`` (``set_hooks``) a baseline decides
     for itself: ``speculation`` follows the baseline and decline stays legal (delay
     scheduling's waits are declines); to replay it exactly also pass its queue order
-    (``"arrival"`` for FIFO, ``"deficit"`` for Fair).  A model must run under the
+    (``"arrival"`` for FIFO, ``"deficit"`` for Fair).  Around an agent (``set_hooks(s,
+    decides=False)``), ``hooks_gate=True`` answers the slots ``s.gate`` claims without the
+    agent (HybridMR: a relaunch Algorithm 3 reserved, no task under SLA pressure, on a
+    paused VM or a thrashing disk); no reward term counts those launches.  A model must run under the
     settings it was trained with: ``mrgym.ModelPolicy.load(run)`` carries them and
     refuses another env.
 
@@ -177,6 +156,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         speculation: bool = False,
         work_conserving: bool | str = True,
         critic_inputs: bool = False,
+        hooks_gate: bool = False,
         render_mode: str | None = None,
     ):
         if invalid_action not in ("decline", "raise"):
@@ -199,6 +179,9 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         if not isinstance(critic_inputs, (bool, np.bool_)):
             raise ValueError(f"critic_inputs: must be true or false, got {critic_inputs!r}")
         self.critic_inputs = bool(critic_inputs)
+        if not isinstance(hooks_gate, (bool, np.bool_)):
+            raise ValueError(f"hooks_gate: must be true or false, got {hooks_gate!r}")
+        self.hooks_gate = bool(hooks_gate)
         self.obs_builder = ObservationBuilder(job_slots, self.critic_inputs)
         self.weights = check_weights(reward_weights)
         self.invalid_action = invalid_action
@@ -214,6 +197,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             ("speculation", speculation),
             ("work_conserving", work_conserving),
             ("critic_inputs", self.critic_inputs),
+            ("hooks_gate", self.hooks_gate),
             ("invalid_action", invalid_action),
             ("reward_weights", tuple(sorted(self.weights.items()))),
         )
@@ -232,7 +216,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         self._kind: str | None = None
         self.view: ClusterView | None = None
         self._render_layout = self._render_layout_view = None  # render.py's cache
-        self._proxy: _AgentProxy | None = None
+        self._proxy: AgentProxy | None = None
         self._beat: Heartbeat | None = None  # the heartbeat whose slots are being served
         self._slots: list = []
         self._mask = np.zeros(self.codec.n, dtype=bool)
@@ -249,7 +233,8 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         """Let a baseline's place_job/control/reset run inside the environment: for the
         baseline's own decisions (EnvPolicy: the slot's speculation and declines are then
         its choice), or with ``decides=False`` around an agent, whose ``speculation`` and
-        ``work_conserving`` settings stay (agents/env_hooks.py).  From the next reset."""
+        ``work_conserving`` settings stay (agents/env_hooks.py; with ``hooks_gate`` the
+        slots the scheduler's ``gate`` claims are answered without it).  From the next reset."""
         self._hooks, self._hooks_decide = scheduler, decides
 
     def decision_context(self) -> DecisionContext:
@@ -290,7 +275,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         self._ep_seed, self._options, self._hooks0 = ep_seed, copy.deepcopy(options), hooks0
         self._actions, self._asked, self._asked_now = [], [], False
         decides = hooks is not None and self._hooks_decide
-        proxy = self._proxy = _AgentProxy(hooks, self.speculation, decides)
+        proxy = self._proxy = AgentProxy(hooks, self.speculation, decides, self.hooks_gate)
         # speculate actions exist when the simulator heartbeats for them: with a baseline's
         # hooks (EnvPolicy) that is the baseline's choice, so that jobs it could only back
         # up do not take job slots from jobs it would launch
@@ -377,13 +362,20 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         """Move to the next free slot that needs a decision (running the simulator)."""
         beat = self._beat
         kind = beat.next_slot() if beat is not None else None
-        while kind is None:
-            vm = self.sim.advance()
-            if vm is None:
-                self._beat, self._vm, self._kind = None, None, None
-                self._slots, self._mask = self.codec.select(self.view, None, "map", [])
-                return
-            beat = self._beat = self.sim.open_heartbeat(vm)
+        while True:
+            while kind is None:
+                vm = self.sim.advance()
+                if vm is None:
+                    self._beat, self._vm, self._kind = None, None, None
+                    self._slots, self._mask = self.codec.select(self.view, None, "map", [])
+                    return
+                beat = self._beat = self.sim.open_heartbeat(vm)
+                kind = beat.next_slot()
+            # a slot the hooks' gate claims is answered here: the agent never sees it
+            forced = self._proxy.forced(self.sim, beat.vm, kind)
+            if forced is None:
+                break
+            beat.answer(forced)
             kind = beat.next_slot()
         self._vm, self._kind = beat.vm, kind
         self._slots, self._mask = self.codec.select(self.view, beat.vm, kind, self.view.jobs)

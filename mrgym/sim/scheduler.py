@@ -136,6 +136,12 @@ class Scheduler:
     def control(self, view: ClusterView) -> list:
         return []
 
+    def gate(self, ctx: DecisionContext) -> Decision | None:
+        """A decision this scheduler imposes on the slot whoever picks its tasks (None:
+        none).  Around an agent (``MRCluster-v0``'s ``set_hooks(..., gate=True)``) a gated
+        slot is answered without asking the agent: HybridMR keeps its SLA and I/O gate."""
+        return None
+
 
 # -- control actions (Lee ch. 4 cloud driver) -----------------------------------------------
 @dataclass(frozen=True)
