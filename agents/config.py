@@ -76,6 +76,16 @@ class EnvConfig(BaseModel):
                 "env.hooks_gate: true needs env.hooks (a scheduler whose gate answers slots), "
                 "got no env.hooks"
             )
+        if self.hooks_gate:
+            from mrgym.registry import make
+            from mrgym.sim.scheduler import Scheduler
+
+            if type(make(self.hooks)).gate is Scheduler.gate:
+                raise ValueError(
+                    f"env.hooks_gate: true, but env.hooks {self.hooks!r} has no gate "
+                    "(it never claims a slot); expected a scheduler that overrides gate, "
+                    "e.g. hybridmr, or hooks_gate: false"
+                )
         return self
 
 

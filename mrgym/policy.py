@@ -66,7 +66,14 @@ class EnvPolicy:
 # the env settings a trained model is tied to: each changes the action space's meaning or
 # which actions are legal, so a model run under other values acts on the wrong jobs (or
 # declines for ever); reward weights, overrides and the time cap may differ at evaluation
-BINDING_SETTINGS = ("job_slots", "queue_order", "speculation", "work_conserving", "critic_inputs")
+BINDING_SETTINGS = (
+    "job_slots",
+    "queue_order",
+    "speculation",
+    "work_conserving",
+    "critic_inputs",
+    "hooks_gate",
+)
 
 
 def _env_setting(env, key: str) -> Any:
@@ -75,7 +82,7 @@ def _env_setting(env, key: str) -> Any:
     codec = u.codec
     if key == "job_slots":
         return codec.k
-    if key in ("speculation", "work_conserving", "critic_inputs"):
+    if key in ("speculation", "work_conserving", "critic_inputs", "hooks_gate"):
         return getattr(u, key)  # the constructor's value (the codec's follows hooks at reset)
     return getattr(codec, key)
 
@@ -154,6 +161,8 @@ class ModelPolicy:
         model, cfg = load_model(zip_path)
         kw = env_kwargs(cfg)
         scenario = kw.pop("config")
+        if cfg.env.hooks is not None:  # with or without the gate: binding checks either
+            kw["hooks_gate"] = cfg.env.hooks_gate
         policy = cls(
             model,
             deterministic=deterministic,

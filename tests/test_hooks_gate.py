@@ -85,3 +85,51 @@ def test_the_gate_needs_hooks_and_travels_with_the_config_and_snapshots():
     fresh = make_env(_gated()).unwrapped
     fresh.restore(snap)
     assert np.array_equal(fresh._obs(), env._obs()) and fresh.view.now == env.view.now
+
+
+def test_a_copy_replays_the_gate_the_episode_began_with():
+    import copy
+
+    from mrgym.registry import make
+
+    env = make_env(_gated(), hooks="hybridmr").unwrapped
+    env.reset(seed=101)
+    for _ in range(300):
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    # set_hooks changes the next episode (EnvPolicy binding a copy mid-episode, say)
+    env.set_hooks(make("hybridmr"), decides=True)
+    for other in (copy.deepcopy(env), _restored(env)):
+        assert other.view.now == env.view.now
+        assert other._proxy.gates and np.array_equal(other._obs(), env._obs())
+
+
+def _restored(env):
+    fresh = make_env(_gated()).unwrapped
+    fresh.restore(env.snapshot())
+    return fresh
+
+
+def test_a_saved_gated_model_refuses_an_env_without_the_gate(tmp_path):
+    import yaml
+    from sb3_contrib import MaskablePPO
+
+    from mrgym.policy import ModelPolicy
+
+    with pytest.raises(ValidationError, match="'fifo-random' has no gate"):
+        TrainConfig.model_validate({"env": {"hooks": "fifo-random", "hooks_gate": True}})
+    env_cfg = {"scenario": "ila72", "queue_order": "deficit", "work_conserving": False}
+    cfg = TrainConfig.model_validate({"name": "g", "env": {**env_cfg, "hooks": "hybridmr"}})
+    for gate in (True, False):
+        cfg.env.hooks_gate = gate
+        run = tmp_path / str(gate)
+        run.mkdir()
+        (run / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump()))
+        model = MaskablePPO("MlpPolicy", make_env(_gated()), n_steps=64, seed=0, device="cpu")
+        model.save(str(run / "model.zip"))
+        policy = ModelPolicy.load(run)
+        assert policy.env_kwargs["hooks_gate"] is gate
+        with pytest.raises(ValueError, match=f"hooks_gate={gate!r}"):
+            policy.bind(make_env(_gated(hooks_gate=not gate)))
+        env = policy.make_env()
+        policy.bind(env)
+        assert env.unwrapped.hooks_gate is gate

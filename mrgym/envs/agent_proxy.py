@@ -17,7 +17,8 @@ class AgentProxy(Scheduler):
         self, hooks: Scheduler | None, speculation: bool, decides: bool = True, gate: bool = False
     ):
         self.hooks = hooks
-        self.gates = hooks is not None and gate and not decides
+        # a hooks object that is not a Scheduler may lack gate(): it then gates nothing
+        self.gates = gate and not decides and getattr(hooks, "gate", None) is not None
         self.speculates = hooks.speculates if hooks is not None and decides else speculation
         self.control_period_s = hooks.control_period_s if hooks is not None else None
 

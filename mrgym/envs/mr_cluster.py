@@ -211,6 +211,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         )
         self._hooks: Scheduler | None = None
         self._hooks_decide = True  # set_hooks: the hooks' scheduler also makes the decisions
+        self._ep_decides = True  # ... as it was when this episode began (its record)
         self.sim: Simulation | None = None
         self._vm = None
         self._kind: str | None = None
@@ -266,15 +267,15 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         # the hooks' state before their reset(seed) is part of the episode record: a
         # baseline may keep state across episodes
         hooks0 = copy.deepcopy(self._hooks)
-        return self._begin(ep_seed, options, self._hooks, hooks0)
+        return self._begin(ep_seed, options, self._hooks, hooks0, self._hooks_decide)
 
-    def _begin(
-        self, ep_seed: int, options: dict | None, hooks: Scheduler | None, hooks0: Scheduler | None
-    ):
+    def _begin(self, ep_seed: int, options, hooks, hooks0, hooks_decide: bool):
         """Start the episode of ``ep_seed`` (reset without touching ``np_random``)."""
         self._ep_seed, self._options, self._hooks0 = ep_seed, copy.deepcopy(options), hooks0
         self._actions, self._asked, self._asked_now = [], [], False
-        decides = hooks is not None and self._hooks_decide
+        # set_hooks between resets changes the next episode, not the record of this one
+        self._ep_decides = hooks_decide
+        decides = hooks is not None and hooks_decide
         proxy = self._proxy = AgentProxy(hooks, self.speculation, decides, self.hooks_gate)
         # speculate actions exist when the simulator heartbeats for them: with a baseline's
         # hooks (EnvPolicy) that is the baseline's choice, so that jobs it could only back

@@ -64,7 +64,7 @@ class EpisodeReplay:
             hooks=copy.deepcopy(live),
             np_random_state=None if rng is None else copy.deepcopy(rng.bit_generator.state),
             settings=self._settings,
-            hooks_decide=self._hooks_decide,
+            hooks_decide=self._ep_decides if self.sim is not None else self._hooks_decide,
         )
 
     def restore(self, snap: EnvSnapshot) -> None:
@@ -104,7 +104,8 @@ class EpisodeReplay:
         else:
             live = copy.deepcopy(snap.hooks)
         self._hooks_decide = snap.hooks_decide
-        self._replay(snap.ep_seed, snap.options, snap.actions, snap.asked, snap.hooks0, live)
+        rec = (snap.ep_seed, snap.options, snap.actions, snap.asked, snap.hooks0)
+        self._replay(*rec, live, snap.hooks_decide)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -121,7 +122,11 @@ class EpisodeReplay:
         state = dict(state)
         live = state.pop("_live_hooks", None)
         self.__dict__.update(state)
-        self._replay(self._ep_seed, self._options, self._actions, self._asked, self._hooks0, live)
+        # environments pickled before these settings existed
+        self.__dict__.setdefault("hooks_gate", False)
+        self.__dict__.setdefault("_ep_decides", self._hooks_decide)
+        rec = (self._ep_seed, self._options, self._actions, self._asked, self._hooks0)
+        self._replay(*rec, live, self._ep_decides)
 
     def _replay(
         self,
@@ -131,8 +136,10 @@ class EpisodeReplay:
         asked,
         hooks0: Scheduler | None,
         live: Scheduler | None,
+        decides: bool,
     ) -> None:
-        """Rebuild the episode from its record: start it, then step every action."""
+        """Rebuild the episode from its record (``decides``: set_hooks' as the episode
+        began): start it, then step every action."""
         self.sim, self.view, self._beat, self._vm, self._kind = None, None, None, None, None
         self._proxy = self._render_layout = self._render_layout_view = None
         self._slots = []
@@ -145,7 +152,7 @@ class EpisodeReplay:
         # a throwaway copy of the reset-time hooks drives the replay (the record keeps
         # hooks0 untouched for later copies); afterwards the simulator uses ``live``
         hooks = copy.deepcopy(hooks0)
-        self._begin(ep_seed, options, hooks, hooks0)
+        self._begin(ep_seed, options, hooks, hooks0, decides)
         for i, a in enumerate(actions):
             if hooks is not None and i in asked:
                 hooks.decide(self.decision_context())

@@ -138,8 +138,9 @@ class Scheduler:
 
     def gate(self, ctx: DecisionContext) -> Decision | None:
         """A decision this scheduler imposes on the slot whoever picks its tasks (None:
-        none).  Around an agent (``MRCluster-v0``'s ``set_hooks(..., gate=True)``) a gated
-        slot is answered without asking the agent: HybridMR keeps its SLA and I/O gate."""
+        none).  Around an agent (``MRCluster-v0(hooks_gate=True)`` with these hooks) a
+        gated slot is answered without asking the agent: HybridMR keeps its SLA and I/O
+        gate."""
         return None
 
 
