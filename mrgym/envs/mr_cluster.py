@@ -111,9 +111,9 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     (``"arrival"`` for FIFO, ``"deficit"`` for Fair).  Around an agent (``set_hooks(s,
     decides=False)``), ``hooks_gate=True`` answers the slots ``s.gate`` claims without the
     agent (HybridMR: a relaunch Algorithm 3 reserved, no task under SLA pressure, on a
-    paused VM or a thrashing disk); no reward term counts those launches.  A model must run under the
-    settings it was trained with: ``mrgym.ModelPolicy.load(run)`` carries them and
-    refuses another env.
+    paused VM or a thrashing disk); no reward term counts those launches.  A model must
+    run under the settings it was trained with: ``mrgym.ModelPolicy.load(run)`` carries
+    them and refuses another env.
 
     ## Copying, pickling, snapshots
     ``copy.deepcopy(env)`` (also of the ``gym.make`` wrappers around it) and ``pickle``
