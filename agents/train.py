@@ -53,8 +53,8 @@ def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
         kw["max_sim_time_s"] = e.max_sim_time_s
     if e.critic_inputs:  # only when set: earlier runs' settings stay as they were
         kw["critic_inputs"] = True
-    if e.hooks_gate:
-        kw["hooks_gate"] = True
+    if e.hooks is not None:  # with or without the gate, so that a saved model binds to it
+        kw["hooks_gate"] = e.hooks_gate
     return kw
 
 

@@ -161,8 +161,6 @@ class ModelPolicy:
         model, cfg = load_model(zip_path)
         kw = env_kwargs(cfg)
         scenario = kw.pop("config")
-        if cfg.env.hooks is not None:  # with or without the gate: binding checks either
-            kw["hooks_gate"] = cfg.env.hooks_gate
         policy = cls(
             model,
             deterministic=deterministic,
