@@ -77,15 +77,9 @@ class EnvConfig(BaseModel):
                 "got no env.hooks"
             )
         if self.hooks_gate:
-            from mrgym.registry import make
-            from mrgym.sim.scheduler import Scheduler
+            from agents.env_hooks import check_gate
 
-            if type(make(self.hooks)).gate is Scheduler.gate:
-                raise ValueError(
-                    f"env.hooks_gate: true, but env.hooks {self.hooks!r} has no gate "
-                    "(it never claims a slot); expected a scheduler that overrides gate, "
-                    "e.g. hybridmr, or hooks_gate: false"
-                )
+            check_gate(self.hooks)
         return self
 
 

@@ -35,15 +35,30 @@ import gymnasium as gym
 ENV_ID = "MRCluster-v0"
 
 
-def has_hooks(scheduler) -> bool:
-    """Whether ``scheduler`` overrides ``place_job`` or ``control`` (acts through hooks)."""
+def _overrides(scheduler, *methods: str) -> bool:
+    """Whether ``scheduler``'s class overrides any of ``Scheduler``'s ``methods``."""
     from mrgym.sim.scheduler import Scheduler
 
     cls = type(scheduler)
-    return any(
-        getattr(cls, hook, None) is not getattr(Scheduler, hook, None)
-        for hook in ("place_job", "control")
-    )
+    return any(getattr(cls, m, None) is not getattr(Scheduler, m, None) for m in methods)
+
+
+def has_hooks(scheduler) -> bool:
+    """Whether ``scheduler`` overrides ``place_job`` or ``control`` (acts through hooks)."""
+    return _overrides(scheduler, "place_job", "control")
+
+
+def check_gate(name: str) -> None:
+    """``env.hooks_gate: true`` with ``env.hooks: name``: the scheduler must override
+    ``gate``, or the setting would claim no slot (a ValueError names the key)."""
+    from mrgym.registry import make
+
+    if not _overrides(make(name), "gate"):
+        raise ValueError(
+            f"env.hooks_gate: true, but env.hooks {name!r} has no gate "
+            "(it never claims a slot); expected a scheduler that overrides gate, "
+            "e.g. hybridmr, or hooks_gate: false"
+        )
 
 
 def check_hooks(name: str | None) -> str | None:
