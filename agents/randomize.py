@@ -16,7 +16,7 @@ seeded reset), then rebuilds the inner ``MRClusterEnv`` with overrides for:
   cache/memory contention), ``disk_thrash`` (seek thrashing of a shared disk, ILA §2.2
   Fig. 2) and ``dom0_cores_per_stream`` (Dom0 CPU per guest I/O stream, ILA §3.1), each
   times ``interference_scale`` and clipped to the schema's bounds
-  (``mrgym.config_schema.EXECUTION_BOUNDS``); plus network contention:
+  (``mrgym.config.schema.EXECUTION_BOUNDS``); plus network contention:
   ``cluster.background``, the share of rack uplinks used by outside traffic, drawn from
   ``background``.
 * **arrival rate** — times ``arrival_rate_scale``: ``workload.mean_interarrival_s`` (Table
@@ -44,8 +44,8 @@ import gymnasium as gym
 import numpy as np
 
 from mrgym.config import Scenario, load_scenario
-from mrgym.config_limits import MAX_HOSTS, MAX_RACKS, MAX_VMS
-from mrgym.config_schema import EXECUTION_BOUNDS
+from mrgym.config.limits import MAX_HOSTS, MAX_RACKS, MAX_VMS
+from mrgym.config.schema import EXECUTION_BOUNDS
 from mrgym.envs.mr_cluster import MRClusterEnv
 
 # the execution-model parameters that ``interference_scale`` multiplies (module docstring)

@@ -12,7 +12,7 @@ from helpers import lee_cloud_small
 
 import mrgym
 from mrgym import registry
-from mrgym.config_errors import ScenarioError
+from mrgym.config.errors import ScenarioError
 from mrgym.metrics import episode_metrics
 from mrgym.runner import build_simulation
 from mrgym.sim.monitoring import session_hours

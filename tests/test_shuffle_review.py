@@ -92,7 +92,7 @@ def test_a_handover_at_round_start_resumes_the_round_at_once(monkeypatch):
 
 
 def test_a_cap_of_zero_means_no_cap_and_none_means_the_models_eval_cap():
-    from mrgym.cli_commands import _cap_model
+    from mrgym.cli.commands import _cap_model
 
     class Policy:
         eval_max_steps = 200

@@ -14,7 +14,7 @@ import pytest
 
 import mrgym
 from mrgym import cli, sweep
-from mrgym.cli_commands import CsvStream, sweep_options
+from mrgym.cli.commands import CsvStream, sweep_options
 from mrgym.reproduce import report
 from mrgym.reproduce.parallel import claim_groups
 

@@ -1,5 +1,5 @@
 """Reading YAML safely: no Python tags, no key given twice, ``1e8`` read as a number, a
-file size limit, and every problem one :class:`~mrgym.config_errors.ScenarioError` line
+file size limit, and every problem one :class:`~mrgym.config.errors.ScenarioError` line
 that names the source (and the line, where there is one)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from mrgym.config_errors import ScenarioError, short
-from mrgym.config_limits import MAX_FILE_BYTES
+from mrgym.config.errors import ScenarioError, short
+from mrgym.config.limits import MAX_FILE_BYTES
 
 
 class _DuplicateKey(yaml.YAMLError):

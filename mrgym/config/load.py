@@ -1,5 +1,5 @@
 """Loading a scenario: a bundled name (``configs/NAME.yaml``), a YAML path, a dict or a
-:class:`~mrgym.config_schema.Scenario`, with ``overrides`` merged before validation."""
+:class:`~mrgym.config.schema.Scenario`, with ``overrides`` merged before validation."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mrgym.config_errors import ScenarioError, format_validation_error, key_text, short
-from mrgym.config_schema import Scenario
-from mrgym.config_yaml import read_yaml_file
+from mrgym.config.errors import ScenarioError, format_validation_error, key_text, short
+from mrgym.config.schema import Scenario
+from mrgym.config.yaml import read_yaml_file
 
 
 def _bundled_config_dir() -> Path:
@@ -23,7 +23,7 @@ def _bundled_config_dir() -> Path:
     installed = files("mrgym") / "_configs"
     if isinstance(installed, Path) and installed.is_dir():
         return installed
-    return Path(__file__).resolve().parent.parent / "configs"
+    return Path(__file__).resolve().parents[2] / "configs"
 
 
 CONFIG_DIR = _bundled_config_dir()

@@ -1,7 +1,7 @@
-"""Cross-checks of a whole scenario, run by :class:`mrgym.config_schema.Scenario` once
+"""Cross-checks of a whole scenario, run by :class:`mrgym.config.schema.Scenario` once
 every field is valid: what no single field can say (a host type missing from the catalog,
 more replicas than DataNodes, a cluster without a map slot, a workload or a failure rate
-over the limits).  Each failure is a :class:`~mrgym.config_errors.CheckError` that names
+over the limits).  Each failure is a :class:`~mrgym.config.errors.CheckError` that names
 its key."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mrgym.config_errors import CheckError, key_text, short
-from mrgym.config_limits import MAX_FAILURES, MAX_HOSTS, MAX_VMS
+from mrgym.config.errors import CheckError, key_text, short
+from mrgym.config.limits import MAX_FAILURES, MAX_HOSTS, MAX_VMS
 from mrgym.sim.jobs import PROFILES
 from mrgym.sim.topology import CATALOG
 from mrgym.workloads import MAX_JOBS, MAX_TASKS
 from mrgym.workloads.paper_mixes import default_reduces, ila_total_maps
 
 if TYPE_CHECKING:
-    from mrgym.config_schema import (
+    from mrgym.config.schema import (
         ClusterSpec,
         HdfsSpec,
         HostGroup,

@@ -22,14 +22,14 @@ error that enforces it:
 The code lives in modules named for what they do, and this module re-exports their public
 names (import them from here):
 
-* :mod:`mrgym.config_limits`: the size limits above (``MAX_*``);
-* :mod:`mrgym.config_errors`: :class:`ScenarioError`, :func:`short` and the one-line form
+* :mod:`mrgym.config.limits`: the size limits above (``MAX_*``);
+* :mod:`mrgym.config.errors`: :class:`ScenarioError`, :func:`short` and the one-line form
   of a validation error;
-* :mod:`mrgym.config_schema`: :class:`Scenario`, the models of its sections and the bounds
+* :mod:`mrgym.config.schema`: :class:`Scenario`, the models of its sections and the bounds
   of ``execution.*`` (:data:`EXECUTION_BOUNDS`, :data:`EXECUTION_CHOICES`);
-* :mod:`mrgym.config_checks`: the cross-checks of a whole scenario;
-* :mod:`mrgym.config_yaml`: :func:`parse_yaml`, :func:`read_yaml_file`;
-* :mod:`mrgym.config_load`: :func:`load_scenario`, :func:`available_scenarios`,
+* :mod:`mrgym.config.checks`: the cross-checks of a whole scenario;
+* :mod:`mrgym.config.yaml`: :func:`parse_yaml`, :func:`read_yaml_file`;
+* :mod:`mrgym.config.load`: :func:`load_scenario`, :func:`available_scenarios`,
   ``CONFIG_DIR``.
 """
 
@@ -37,8 +37,8 @@ from __future__ import annotations
 
 # re-exported: the names other code imports from mrgym.config (``__all__`` below is what
 # ``from mrgym.config import *`` gives, as before the split)
-from mrgym.config_errors import ScenarioError, key_text, short  # noqa: F401
-from mrgym.config_limits import (  # noqa: F401
+from mrgym.config.errors import ScenarioError, key_text, short  # noqa: F401
+from mrgym.config.limits import (  # noqa: F401
     MAX_FAILURES,
     MAX_FILE_BYTES,
     MAX_HOSTS,
@@ -48,8 +48,8 @@ from mrgym.config_limits import (  # noqa: F401
     MAX_TIME_S,
     MAX_VMS,
 )
-from mrgym.config_load import CONFIG_DIR, available_scenarios, load_scenario  # noqa: F401
-from mrgym.config_schema import (  # noqa: F401
+from mrgym.config.load import CONFIG_DIR, available_scenarios, load_scenario  # noqa: F401
+from mrgym.config.schema import (  # noqa: F401
     EXECUTION_BOUNDS,
     EXECUTION_CHOICES,
     PROFILE_HINT,
@@ -73,7 +73,7 @@ from mrgym.config_schema import (  # noqa: F401
     VmSpec,
     WorkloadSpec,
 )
-from mrgym.config_yaml import UniqueKeyLoader, parse_yaml, read_yaml_file  # noqa: F401
+from mrgym.config.yaml import UniqueKeyLoader, parse_yaml, read_yaml_file  # noqa: F401
 from mrgym.workloads import MAX_JOBS, MAX_REPEAT, MAX_TASKS  # noqa: F401
 
 __all__ = [

@@ -42,7 +42,7 @@ def field_error(message: str, **ctx: Any) -> PydanticCustomError:
 
 
 class CheckError(ValueError):
-    """A cross-check of the whole scenario failed (:mod:`mrgym.config_checks`); the message
+    """A cross-check of the whole scenario failed (:mod:`mrgym.config.checks`); the message
     starts with the dotted key it is about."""
 
     def __init__(self, key: str, msg: str):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mrgym.cli_commands import _check_seed, parse_seeds
+from mrgym.cli.commands import _check_seed, parse_seeds
 
 MAX_SAMPLES = 1_000_000  # K x workers floats per array: a typo must not fill the memory
 FILES = ("predict_cdf.png", "predict.json")

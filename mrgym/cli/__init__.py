@@ -27,10 +27,10 @@ import os
 import sys
 import time  # noqa: F401 - ``mrgym.cli.time``, as before the commands moved out
 
-# the commands live in mrgym.cli_commands; they are names of this module too, so that
+# the commands live in mrgym.cli.commands; they are names of this module too, so that
 # ``build_parser`` finds them here (a test replaces one) and ``from mrgym.cli import
 # parse_seeds`` keeps working
-from mrgym.cli_commands import (  # noqa: F401
+from mrgym.cli.commands import (  # noqa: F401
     COMPARE_FILES,
     MAX_SEEDS,
     METRIC_LABELS,
@@ -246,10 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_sweep_options(r, "claim group")
     r.set_defaults(func=cmd_reproduce)
-    from mrgym.cli_tune import add_parser as add_tune
+    from mrgym.cli.tune import add_parser as add_tune
 
     add_tune(sub, HelpFormatter)
-    from mrgym.cli_predict import add_parser as add_predict
+    from mrgym.cli.predict import add_parser as add_predict
 
     add_predict(sub, HelpFormatter)
     sub.add_parser(

@@ -1,7 +1,7 @@
 """The scenario schema: one frozen pydantic model per section of a scenario file
 (``cluster``, ``hdfs``, ``workload``, ``dynamics``, ``execution``, ``run``), each field
 with finite bounds, and :class:`Scenario`, which runs the whole-scenario cross-checks of
-:mod:`mrgym.config_checks` once every field is valid.  ``execution``'s fields are those of
+:mod:`mrgym.config.checks` once every field is valid.  ``execution``'s fields are those of
 :class:`mrgym.sim.params.ModelParams`, bounded by :data:`EXECUTION_BOUNDS`."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pydantic import (
     model_validator,
 )
 
-from mrgym.config_checks import check_scenario
-from mrgym.config_errors import CheckError, field_error, short
-from mrgym.config_limits import MAX_HOSTS, MAX_MB, MAX_RACKS, MAX_SLOTS, MAX_TIME_S, MAX_VMS
+from mrgym.config.checks import check_scenario
+from mrgym.config.errors import CheckError, field_error, short
+from mrgym.config.limits import MAX_HOSTS, MAX_MB, MAX_RACKS, MAX_SLOTS, MAX_TIME_S, MAX_VMS
 from mrgym.sim.jobs import PROFILES
 from mrgym.sim.params import ModelParams
 from mrgym.workloads import MAX_JOBS, MAX_REPEAT, MAX_TASKS
