@@ -309,7 +309,7 @@ def write_outputs(rows: list[dict], table: list[dict], out: str | Path) -> list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mrgym.cli.commands import parse_seeds
+    from mrgym.seeds import parse_seeds
 
     ap = argparse.ArgumentParser(
         prog="python -m agents.generalize",

@@ -16,7 +16,7 @@ import argparse
 import time
 
 import mrgym
-from mrgym.cli.commands import parse_seeds
+from mrgym.seeds import parse_seeds
 from mrgym.sweep import ray_session
 
 

@@ -47,5 +47,17 @@ __all__ = [
     "load_scenario",
     "run_episode",
     "run_sim",
+    "version",
 ]
 __version__ = "0.1.0"
+
+
+def version() -> str:
+    """The installed distribution's version (what pip reports), else the package's."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("mrgym")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return __version__

@@ -30,6 +30,7 @@ import time  # noqa: F401 - ``mrgym.cli.time``, as before the commands moved out
 # the commands live in mrgym.cli.commands; they are names of this module too, so that
 # ``build_parser`` finds them here (a test replaces one) and ``from mrgym.cli import
 # parse_seeds`` keeps working
+from mrgym import version  # noqa: F401 - ``mrgym.cli.version``, as before
 from mrgym.cli.commands import (  # noqa: F401
     COMPARE_FILES,
     MAX_SEEDS,
@@ -69,19 +70,6 @@ def add_max_decisions(p: argparse.ArgumentParser) -> None:
         "model's eval.max_steps; 0: never): a model that holds slots back would run on "
         "to the time cap",
     )
-
-
-def version() -> str:
-    """The installed distribution's version (what pip reports), else the package's."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        return dist_version("mrgym")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        from mrgym import __version__
-
-        return __version__
 
 
 def add_sweep_options(p: argparse.ArgumentParser, unit: str) -> None:

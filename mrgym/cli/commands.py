@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mrgym.metrics import SIMULATE_ROWS, Metric, metric_value
+from mrgym.seeds import MAX_SEEDS, check_seed, parse_seeds  # noqa: F401 - re-exported
 
 
 def _fmt(v: Any) -> str:
@@ -80,19 +81,13 @@ def _check_output_file(path: str, option: str) -> None:
         raise ValueError(f"{option} {path!r}: folder {str(p.parent)!r} does not exist")
 
 
-def _check_seed(seed: int) -> int:
-    if not 0 <= seed < 2**63:  # numpy's SeedSequence takes non-negative integers
-        raise ValueError(f"--seed {seed}: must be >= 0 and < 2**63")
-    return seed
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     from mrgym.config import load_scenario
     from mrgym.runner import run_sim
 
     overrides = parse_overrides(args.set)
     sc = load_scenario(args.config, overrides or None)
-    seed = _check_seed(args.seed)
+    seed = check_seed(args.seed)
     if args.log:
         _check_output_file(args.log, "--log")
     # a bar on a terminal, log lines otherwise: stderr, so --json's stdout stays clean
@@ -108,37 +103,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         print(metrics_table(result))
     return 0
-
-
-MAX_SEEDS = 10_000  # a typo like 0-1000000000 would otherwise build a billion-item list
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``0-4`` -> [0..4]; ``1,3,9`` -> [1, 3, 9]; ``7`` -> [7]."""
-    from mrgym.config import short
-
-    shown = short(text)
-    seeds: list[int] = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        try:
-            a, dash, b = part.partition("-")
-            lo, hi = int(a), int(b) if dash else int(a)
-        except ValueError:
-            raise ValueError(
-                f"--seeds {shown}: expected a range like 0-4 or a list like 1,3,9"
-            ) from None
-        if hi < lo:
-            raise ValueError(f"--seeds {shown}: the range {part} runs backwards; write {hi}-{lo}")
-        if hi - lo + 1 + len(seeds) > MAX_SEEDS:
-            raise ValueError(f"--seeds {shown}: at most {MAX_SEEDS:,} seeds")
-        seeds.extend(range(lo, hi + 1))
-    if not seeds:
-        raise ValueError(f"--seeds {shown}: no seed given")
-    if max(seeds) >= 2**63:  # numpy's SeedSequence takes non-negative integers
-        raise ValueError(f"--seeds {shown}: seeds must be < 2**63")
-    return seeds
 
 
 def fresh_out_dir(config: str, root: Path = Path("runs")) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mrgym.cli.commands import _check_seed, parse_seeds
+from mrgym.seeds import check_seed, parse_seeds
 
 MAX_SAMPLES = 1_000_000  # K x workers floats per array: a typo must not fill the memory
 FILES = ("predict_cdf.png", "predict.json")
@@ -132,7 +132,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     sc = load_scenario(args.config)
     if not 1 <= args.samples <= MAX_SAMPLES:
         raise ValueError(f"--samples {args.samples}: expected an integer from 1 to {MAX_SAMPLES:,}")
-    seed = _check_seed(args.seed)
+    seed = check_seed(args.seed)
     hist = _seeds(args.history_seeds, "--history-seeds")
     actual = _seeds(args.actual_seeds, "--actual-seeds")
     registry.make(args.scheduler)  # an unknown name fails before any run

@@ -236,7 +236,7 @@ def write_report(
     date: str | None = None,
 ) -> Path:
     """Write ``REPRODUCTION.md`` and ``reproduction/results.json`` under ``out``."""
-    from mrgym.cli import version
+    from mrgym import version
 
     out.mkdir(parents=True, exist_ok=True)
     (out / PLOTS).mkdir(exist_ok=True)
