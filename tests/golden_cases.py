@@ -4,11 +4,17 @@ reproduce them bit for bit (issue "Architecture").
 * every bundled scenario but those in ``SKIP`` x every classic scheduler x seeds 0 and 1: a
   hash of ``run_sim``'s metrics and of its task log;
 * the environment on three scenarios: a hash of 2 000 masked-random steps (observations,
-  rewards, reward terms, masks, ends).
+  rewards, reward terms, masks, ends);
+* ``PAPER_CASES``: the five papers' schedulers (and TARA's placement) on their scenarios,
+  shrunk to run in about a second each (ILA on a 10-combination training set), seed 0;
+* ``FAULT_CASES``: host failures that lose every replica of some blocks (a job fails after
+  its task's retries) and spot evictions under a paper's scheduler.
 
 ``python tests/golden_cases.py --write`` records ``tests/data/golden.json`` from the code as
 it is; only do that when a change is *meant* to alter results, and say so in the commit.
-It was recorded before the simulator was split into parts (issue "Architecture").
+``--add`` records only the cases the file lacks, leaving every recorded hash as it is.
+The classic and environment cases were recorded before the simulator was split into
+parts (issue "Architecture").
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +36,101 @@ ENV_STEPS = 2000
 # hybrid48-peak: hybrid48 with one interactive-load parameter changed, hybrid48's cases
 # cover its code paths
 SKIP = {"ila2400", "hybrid48-peak"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One run: ``scheduler`` (a registry name, built with ``params``) on ``scenario``
+    with ``overrides``; ``placement``: TARA's GA parameters, placing the provisioned VMs
+    first (``baselines.tara.placement``)."""
+
+    scenario: str
+    scheduler: str
+    seed: int = 0
+    overrides: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    placement: dict | None = None
+
+
+def _lee_cloud_small() -> dict:
+    """lee-cloud with gridmix2's "small" jobs (as tests/helpers.lee_cloud_small)."""
+    from helpers import lee_cloud_small
+
+    return lee_cloud_small()
+
+
+# three PNA Table II-like jobs, a few dozen tasks, on pna60's cluster
+PNA_JOBS = [
+    {"profile": "wordcount", "maps": 24, "reduces": 4, "input_mb": 3072, "submit_s": 0},
+    {"profile": "terasort", "maps": 16, "reduces": 4, "input_mb": 2048, "submit_s": 10},
+    {"profile": "grep", "maps": 20, "reduces": 2, "input_mb": 2560, "submit_s": 20},
+]
+PNA_SMALL = {"workload": {"kind": "jobs", "jobs": PNA_JOBS}}
+ILA_SMALL = {"workload.scale_maps_to": 300}  # ila72's 25 jobs, 300 maps
+ILA_PARAMS = {"n_combos": 10}  # the offline training set at 100 rows, not 600
+
+
+def paper_cases() -> dict[str, Case]:
+    cloud = _lee_cloud_small()
+    return {
+        "ila72/ila/0": Case("ila72", "ila", overrides=ILA_SMALL, params=ILA_PARAMS),
+        "ila72/iao/0": Case("ila72", "iao", overrides=ILA_SMALL, params=ILA_PARAMS),
+        "ila72/lao/0": Case("ila72", "lao", overrides=ILA_SMALL),
+        # seed 1: on seed 0 phase II changes nothing and both give the same run
+        "hybrid48/hybridmr/1": Case("hybrid48", "hybridmr", 1),
+        "hybrid48/hybridmr-phase1/1": Case("hybrid48", "hybridmr-phase1", 1),
+        "pna60/pna/0": Case("pna60", "pna", overrides=PNA_SMALL),
+        "pna60/coupling/0": Case("pna60", "coupling", overrides=PNA_SMALL),
+        # lsap-fair-sched equals lsap-sched on the one-job snapshot: not a case of its own
+        "lsap-snapshot/lsap-sched/0": Case("lsap-snapshot", "lsap-sched"),
+        "lee-gpu/progress-share/0": Case("lee-gpu", "progress-share"),
+        "lee-gpu/lee-fair/0": Case("lee-gpu", "lee-fair"),
+        "lee-cloud/cloud-driver/0": Case("lee-cloud", "cloud-driver", overrides=cloud),
+        "tara80/tara+fifo/0": Case(
+            "tara80", "fifo", placement={"population": 20, "generations": 3}
+        ),
+    }
+
+
+# every host fails about every 3 minutes, back after one with an empty disk: on lee-gpu's
+# two hosts every replica of some blocks is lost and a job fails (tests/test_faults.py)
+LOST_DISKS = {"dynamics.failures": {"mtbf_hours": 0.05, "repair_s": 60, "keeps_disk": False}}
+
+
+def fault_cases() -> dict[str, Case]:
+    spot = {
+        **_lee_cloud_small(),
+        "dynamics.spot.hazard_per_hour": 3,
+        "dynamics.failures": {"mtbf_hours": 0.5, "repair_s": 120, "keeps_disk": False},
+    }
+    return {
+        "lee-gpu+lost-disks/dl-sched/4": Case("lee-gpu", "dl-sched", 4, LOST_DISKS),
+        "lee-gpu+lost-disks/progress-share/4": Case("lee-gpu", "progress-share", 4, LOST_DISKS),
+        "lee-cloud+spot+failures/cloud-driver/0": Case("lee-cloud", "cloud-driver", 0, spot),
+    }
+
+
+def run_case(case: Case):
+    """``run_sim`` of the case (after TARA's placement, if any)."""
+    import mrgym
+    from mrgym.config import load_scenario
+    from mrgym.registry import make
+
+    sc = load_scenario(case.scenario, case.overrides or None)
+    if case.placement is not None:
+        from baselines.tara import placement, with_placement
+
+        sc = with_placement(sc, placement(sc, "tara", seed=case.seed, **case.placement))
+    return mrgym.run_sim(sc, make(case.scheduler, **case.params), case.seed)
+
+
+def result_hash(r) -> str:
+    """A hash of a run's metrics and task log."""
+    log = [
+        (t.job, t.task, t.kind, t.attempt, t.vm, t.start, t.end, t.locality, t.outcome)
+        for t in r.task_log
+    ]
+    return _digest({"metrics": r.metrics, "log": log})
 
 
 def _digest(obj) -> str:
@@ -50,12 +152,7 @@ def sim_cases() -> list[tuple[str, str, int]]:
 def sim_hash(scenario: str, scheduler: str, seed: int) -> str:
     import mrgym
 
-    r = mrgym.run_sim(scenario, scheduler, seed)
-    log = [
-        (t.job, t.task, t.kind, t.attempt, t.vm, t.start, t.end, t.locality, t.outcome)
-        for t in r.task_log
-    ]
-    return _digest({"metrics": r.metrics, "log": log})
+    return result_hash(mrgym.run_sim(scenario, scheduler, seed))
 
 
 def env_hash(scenario: str) -> str:
@@ -79,18 +176,29 @@ def env_hash(scenario: str) -> str:
     return h.hexdigest()
 
 
-def record() -> dict:
-    out = {"sim": {}, "env": {}}
+def record(old: dict | None = None) -> dict:
+    """Every case's hash; with ``old``, only the cases it lacks are run (the rest kept)."""
+    out = {"sim": {}, "env": {}, "papers": {}, "faults": {}}
+    for part, hashes in (old or {}).items():
+        out.setdefault(part, {}).update(hashes)
     for sc, s, seed in sim_cases():
-        out["sim"][f"{sc}/{s}/{seed}"] = sim_hash(sc, s, seed)
+        key = f"{sc}/{s}/{seed}"
+        if key not in out["sim"]:
+            out["sim"][key] = sim_hash(sc, s, seed)
     for sc in ENV_SCENARIOS:
-        out["env"][sc] = env_hash(sc)
+        if sc not in out["env"]:
+            out["env"][sc] = env_hash(sc)
+    for part, cases in (("papers", paper_cases()), ("faults", fault_cases())):
+        for key, case in cases.items():
+            if key not in out[part]:
+                out[part][key] = result_hash(run_case(case))
     return out
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/golden_cases.py --write")
+    if sys.argv[1:] not in (["--write"], ["--add"]):
+        sys.exit("usage: python tests/golden_cases.py --write | --add")
+    old = json.loads(GOLDEN.read_text()) if sys.argv[1] == "--add" else None
     GOLDEN.parent.mkdir(exist_ok=True)
-    GOLDEN.write_text(json.dumps(record(), indent=1, sort_keys=True) + "\n")
+    GOLDEN.write_text(json.dumps(record(old), indent=1, sort_keys=True) + "\n")
     print(f"wrote {GOLDEN}")

@@ -53,11 +53,14 @@ def test_all_replicas_lost_fails_the_job_and_the_run_goes_on():
         if job.failed_s is None:
             continue
         assert job.finish_s is None and job.failed_s <= sim.env.now
-        # a task failed its attempts because its block had no live replica
-        culprit = [t for t in job.maps if t.failures >= max_att]
-        assert culprit
-        outcomes = [a.outcome for a in culprit[0].attempts]
-        assert outcomes.count("missing_block") == max_att
+        # the job failed the moment one task failed its max_att-th attempt (Hadoop's
+        # mapred.map.max.attempts = 4), because its block had no live replica: no task has
+        # more failures than that, and the culprit's last failure is the job's end
+        tasks = job.maps + job.reduces
+        assert max(t.failures for t in tasks) == max_att
+        (culprit,) = [t for t in tasks if t.failures == max_att]
+        failures = [a for a in culprit.attempts if a.outcome == "missing_block"]
+        assert len(failures) == max_att and failures[-1].end_s == job.failed_s
         # nothing of a failed job runs after it failed
         assert all(
             a.end_s is not None and a.end_s <= job.failed_s

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
-from golden_cases import ENV_SCENARIOS, GOLDEN, env_hash, sim_cases, sim_hash
+from golden_cases import (
+    ENV_SCENARIOS,
+    GOLDEN,
+    env_hash,
+    fault_cases,
+    paper_cases,
+    result_hash,
+    run_case,
+    sim_cases,
+    sim_hash,
+)
 
 RECORDED = json.loads(GOLDEN.read_text())
 
@@ -13,6 +24,8 @@ RECORDED = json.loads(GOLDEN.read_text())
 def test_the_golden_file_covers_every_case():
     assert set(RECORDED["sim"]) == {f"{sc}/{s}/{seed}" for sc, s, seed in sim_cases()}
     assert set(RECORDED["env"]) == set(ENV_SCENARIOS)
+    assert set(RECORDED["papers"]) == set(paper_cases())
+    assert set(RECORDED["faults"]) == set(fault_cases())
 
 
 @pytest.mark.parametrize("case", sim_cases(), ids=lambda c: f"{c[0]}/{c[1]}/{c[2]}")
@@ -23,3 +36,38 @@ def test_run_sim_reproduces_the_golden_results(case):
 @pytest.mark.parametrize("scenario", ENV_SCENARIOS)
 def test_the_environment_reproduces_the_golden_steps(scenario):
     assert env_hash(scenario) == RECORDED["env"][scenario]
+
+
+def _paper_params() -> list:
+    """The paper cases; ILA's and IAO's share one worker under ``--dist loadgroup``, so
+    their offline training set (cached per process) is built once."""
+    cases = paper_cases()
+    ila = pytest.mark.xdist_group("golden-ila")
+    return [pytest.param(k, marks=ila) if cases[k].params else k for k in sorted(cases)]
+
+
+@pytest.mark.parametrize("key", _paper_params())
+def test_the_papers_schedulers_reproduce_the_golden_results(key):
+    r = run_case(paper_cases()[key])
+    assert r.metrics["jobs_completed"] == r.metrics["jobs_submitted"] > 0
+    assert result_hash(r) == RECORDED["papers"][key]
+
+
+@pytest.mark.parametrize("key", sorted(fault_cases()))
+def test_runs_with_faults_reproduce_the_golden_results(key):
+    r = run_case(fault_cases()[key])
+    m = r.metrics
+    outcomes = [t.outcome for t in r.task_log]
+    # the case exercises what it is for: lost hosts, and tasks that ran again
+    assert m["host_failures"] > 0 and m["tasks_reexecuted"] > 0
+    if "lost-disks" in key:
+        # a task whose block was lost was retried up to Hadoop's 4 attempts, and its job
+        # failed
+        missing = Counter(
+            (t.job, t.kind, t.task) for t in r.task_log if t.outcome == "missing_block"
+        )
+        assert max(missing.values()) == 4 and m["jobs_failed"] >= 1
+    else:  # spot hosts evicted; map outputs lost with them ran again
+        assert m["hosts_evicted"] >= 1 and "lost_output" in outcomes
+    assert m["jobs_completed"] + m["jobs_failed"] == m["jobs_submitted"]
+    assert result_hash(r) == RECORDED["faults"][key]
