@@ -126,55 +126,94 @@ COMPARE_FILES = ("results.csv", "jct_cdf.png", "jct.png", "locality.png", "throu
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from mrgym import registry
     from mrgym.config import load_scenario
-    from mrgym.evaluate import (
-        EvaluationInterrupted,
-        evaluate,
-        format_seeds,
-        job_jcts,
-        markdown_table,
-        plot,
-        summarize,
-        write_csv,
-    )
-    from mrgym.summary import table_columns
 
+    # everything that can be checked is checked before a folder is made or a run started
     sc = load_scenario(args.config)
     seeds = parse_seeds(args.seeds)  # before any run: a bad list fails at once
-    if args.out:
-        out = Path(args.out)
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
-        old = [f for f in COMPARE_FILES if (out / f).exists()]
-        if old:  # said before the runs, so there is time to Ctrl-C
-            print(f"mrgym: --out {out}: replacing its {', '.join(old)}", file=sys.stderr)
-    else:
-        out = fresh_out_dir(sc.name)
-    if args.schedulers == "none":
-        names = []
-    elif args.schedulers == "all":
-        names = registry.available()
-    else:
-        names = [n.strip() for n in args.schedulers.split(",")]
+    _require_compare_extras(args)
+    workers, backend, address = sweep_options(args)
+    policies: list = _scheduler_names(args.schedulers)
+    policies += _model_policies(args, workers == 1 and backend == "process")
+    out, made = _compare_out(args.out, sc.name)
+    try:
+        rows = _run_compare(policies, sc, seeds, out, (workers, backend, address))
+        if rows is None:  # interrupted (said so)
+            return 130
+        _report_compare(args, policies, sc, seeds, rows, out)
+    finally:
+        _drop_if_empty(out, made)
+    return 0
+
+
+def _require_compare_extras(args: argparse.Namespace) -> None:
+    from mrgym.cli.extras import require
+
+    if args.models:
+        require("mrgym compare --models")
+    if args.tensorboard:  # checked now, not after every run has finished
+        require("mrgym compare --tensorboard")
+
+
+def _scheduler_names(text: str) -> list[str]:
+    """``--schedulers``: ``all``, ``none`` or a comma-separated list (each name checked)."""
+    from mrgym import registry
+
+    if text == "none":
+        return []
+    names = registry.available() if text == "all" else [n.strip() for n in text.split(",")]
     for n in names:
         registry.make(n)  # fail early on an unknown name
-    policies: list = list(names)
-    workers, backend, address = sweep_options(args)
-    cap = _max_decisions(args)
-    if args.models:
-        from agents.train import ModelFactory
-        from mrgym.sweep import ModelSpec
+    return names
 
-        for m in args.models.split(","):
-            f = ModelFactory(m)  # loaded here: a bad path fails now, and its step count
-            # is known to --tensorboard; parallel workers load it again from its path
-            n = _cap_model(f, cap)
-            serial = backend == "process" and workers == 1
-            policies.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name, n))
+
+def _model_policies(args: argparse.Namespace, serial: bool) -> list:
+    """``--models``, loaded here: a bad path fails now, and a model's step count is known
+    to ``--tensorboard``; parallel workers load each again from its path."""
+    cap = _max_decisions(args)  # a bad value fails with or without models
+    if not args.models:
+        return []
+    from agents.train import ModelFactory
+    from mrgym.sweep import ModelSpec
+
+    out: list = []
+    for m in args.models.split(","):
+        f = ModelFactory(m)
+        n = _cap_model(f, cap)
+        out.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name, n))
+    return out
+
+
+def _compare_out(arg: str | None, config: str) -> tuple[Path, bool]:
+    """``--out`` (checked, its files to be replaced named) or a fresh folder; and whether
+    this run made the folder (then a run that writes nothing removes it again)."""
+    if not arg:
+        return fresh_out_dir(config), True
+    out = Path(arg)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+    old = [f for f in COMPARE_FILES if (out / f).exists()]
+    if old:  # said before the runs, so there is time to Ctrl-C
+        print(f"mrgym: --out {out}: replacing its {', '.join(old)}", file=sys.stderr)
+    return out, not out.exists()
+
+
+def _drop_if_empty(folder: Path, made: bool) -> None:
+    """Remove a folder this run made when nothing was written into it (a failed or
+    interrupted compare): never one with content, which may be minutes of work."""
+    if made and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+
+
+def _run_compare(policies: list, sc, seeds: list[int], out: Path, sweep: tuple):
+    """The runs, their rows streamed to ``out/results.csv`` as they finish; None when
+    interrupted (the finished runs saved, one line said)."""
+    from mrgym.evaluate import EvaluationInterrupted, evaluate, write_csv
+
+    workers, backend, address = sweep
     stream = CsvStream(out / "results.csv", lambda: _clear(out))
     try:
-        rows = evaluate(
+        return evaluate(
             policies,
             [sc],
             seeds,
@@ -186,8 +225,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             on_row=stream.write,
         )
     except EvaluationInterrupted as e:
-        stream.close()
         # the finished runs may be minutes of work: save them, say where, stop in one line
+        stream.close()
         if e.rows:
             _clear(out)
             write_csv(e.rows, out / "results.csv")
@@ -195,10 +234,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         else:
             kept = "none had finished, nothing written"
         print(f"mrgym: interrupted after {len(e.rows)} of {e.total} runs; {kept}", file=sys.stderr)
-        return 130
-    stream.close()
-    if args.tensorboard:
-        write_tensorboard(rows, args.tensorboard)
+        return None
+    finally:
+        stream.close()
+
+
+def _report_compare(args, policies: list, sc, seeds: list[int], rows: list, out: Path) -> None:
+    """results.csv in grid order, the plots, the table; TensorBoard runs if asked."""
+    from mrgym.evaluate import format_seeds, job_jcts, markdown_table, plot, summarize, write_csv
+    from mrgym.summary import table_columns
+
     _clear(out)
     write_csv(rows, out / "results.csv")  # in grid order: the file a serial run writes
     paths = plot(rows, out, job_jcts(rows))
@@ -210,7 +255,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.models:
         _print_training_seed_table(policies, summary, columns)
     print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
-    return 0
+    if args.tensorboard:
+        tb = write_tensorboard(rows, args.tensorboard, sc.name)
+        print(f"wrote TensorBoard runs to {tb}/; see them: tensorboard --logdir {args.tensorboard}")
 
 
 def _print_training_seed_table(policies: list, summary: list, columns: list) -> None:
@@ -288,16 +335,26 @@ def _clear(out: Path) -> None:
         (out / name).unlink(missing_ok=True)
 
 
-def write_tensorboard(rows, logdir: str) -> None:
-    """Every compared policy's ``mr/`` and ``mr_eval/`` means as TensorBoard runs under
-    ``logdir`` (``baseline-NAME``, ``model-NAME``): baselines as constant lines over the
-    agents' step range, so that agent and baselines share one chart per tag."""
+def write_tensorboard(rows, logdir: str | Path, config: str) -> Path:
+    """Every compared policy's ``mr/`` and ``mr_eval/`` means as TensorBoard runs, one
+    per policy, in a new ``logdir/compare-CONFIG-YYYYmmdd-HHMMSS/`` (so that comparisons
+    do not scatter over ``logdir`` beside the agents' runs): baselines as constant lines
+    over the agents' step range under ``logdir``, so that agent and baselines share one
+    chart per tag.  Returns the new folder."""
     from agents.tensorboard import write_tensorboard as write
 
-    write(rows, logdir)
+    folder = fresh_out_dir(config, Path(logdir))
+    try:
+        write(rows, logdir, out=folder)
+    finally:
+        _drop_if_empty(folder, True)
+    return folder
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from mrgym.cli.extras import require
+
+    require("mrgym train")  # before agents (torch) is imported
     from agents.config import load_train_config
     from agents.train import train
 
@@ -334,6 +391,9 @@ def _cap_model(factory, cap: int | None) -> int | None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from mrgym.cli.extras import require
+
+    require("mrgym evaluate")
     from agents.train import ModelFactory
     from mrgym.config import load_scenario
     from mrgym.evaluate import evaluate, markdown_table, summarize, write_csv
