@@ -34,21 +34,23 @@ import time  # noqa: F401 - ``mrgym.cli.time``, as before the commands moved out
 # parse_seeds`` keeps working
 from mrgym import version  # noqa: F401 - ``mrgym.cli.version``, as before
 from mrgym.cli.commands import (  # noqa: F401
-    COMPARE_FILES,
     MAX_SEEDS,
     METRIC_LABELS,
     cmd_bench,
-    cmd_compare,
     cmd_evaluate,
     cmd_reproduce,
     cmd_scenarios,
     cmd_schedulers,
     cmd_simulate,
     cmd_train,
-    fresh_out_dir,
     metrics_table,
     parse_overrides,
     parse_seeds,
+)
+from mrgym.cli.compare import (  # noqa: F401
+    COMPARE_FILES,
+    cmd_compare,
+    fresh_out_dir,
     write_tensorboard,
 )
 from mrgym.cli.extras import hint_for
