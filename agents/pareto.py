@@ -2,6 +2,12 @@
 
     python -m agents.pareto runs/js_sec-s0 runs/js_fair-s0 --baseline fair=163.7:486.6 \
         --baseline hybridmr=147.3:513.2 --out docs/pareto.png
+    python -m agents.pareto runs/js_sec-s0 --baselines runs/compare-ila72-20260101-120000
+
+``--baselines`` reads each policy's mean and p95 JCT (means over the seeds of the
+``mean_jct_s`` and ``p95_jct_s`` columns) from a ``mrgym compare`` result, its folder or
+``results.csv`` (``--baseline-names`` picks some); ``--baseline`` adds or replaces one by
+hand.
 
 The JCT reward trades the tail (p95) for the mean, and a single reward may not reach both
 targets; then the front is what to report: the checkpoints and baselines that nothing beats
@@ -16,7 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.curves import incomplete_steps, read_curve, save_figure
+from agents.curves import (
+    add_baseline_file_options,
+    compare_means,
+    file_names,
+    incomplete_steps,
+    read_curve,
+    save_figure,
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,7 @@ def _candidates(runs: Runs, baselines: Baselines) -> tuple[list[EvalPoint], list
 
 
 OFFSET = {"textcoords": "offset points"}
+MARKERS = "*DPXsv^<>"
 
 
 def _xy(points: list[EvalPoint]) -> tuple[list[float], list[float]]:
@@ -82,6 +96,8 @@ def plot_pareto(runs: Runs, baselines: Baselines, out: str | Path, title: str = 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from mrgym.plots import policy_colors
+
     points, front = _candidates(runs, baselines)
     fig, ax = plt.subplots(figsize=(7, 5))
     for run in dict.fromkeys(p.run for p in points):  # one colour per run, in the given order
@@ -90,8 +106,19 @@ def plot_pareto(runs: Runs, baselines: Baselines, out: str | Path, title: str = 
     cut = [p for p in points if not p.complete]
     if cut:
         ax.scatter(*_xy(cut), marker="x", color="black", s=50, label="fewer jobs finished (cut)")
-    for (name, (m, q)), marker in zip(baselines.items(), "*DPXsv^<>", strict=False):
-        ax.scatter([m], [q], marker=marker, s=160, edgecolors="black", zorder=4, label=name)
+    colors = policy_colors(baselines)  # the colours of compare's plots
+    for i, (name, (m, q)) in enumerate(baselines.items()):
+        marker = MARKERS[i % len(MARKERS)]  # cycled: a compare file may bring 20
+        ax.scatter(
+            [m],
+            [q],
+            marker=marker,
+            s=160,
+            color=colors[name][0],
+            edgecolors="black",
+            zorder=4,
+            label=name,
+        )
         ax.annotate(name, (m, q), xytext=(6, 6), fontsize=8, **OFFSET)
     # a staircase: what the front attains is everything above and to the right of it
     fx, fy = [c[1] for c in front], [c[2] for c in front]
@@ -126,15 +153,31 @@ def _baseline(text: str) -> tuple[str, tuple[float, float]]:
         raise argparse.ArgumentTypeError(msg) from None
 
 
+def file_baselines(path: str, names: list[str] | None) -> Baselines:
+    """(mean JCT, p95 JCT) per policy of a ``mrgym compare`` result; a policy without
+    both (no job finished at any seed) is left out."""
+    means = compare_means(path, names)
+    return {
+        n: (m["mean_jct"], m["p95_jct"])
+        for n, m in means.items()
+        if {"mean_jct", "p95_jct"} <= m.keys()
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", help="run folders (each with tb/)")
-    ap.add_argument("--baseline", action="append", type=_baseline, default=[], help="NAME=MEAN:P95")
+    ap.add_argument(
+        "--baseline", action="append", type=_baseline, default=[], help="NAME=MEAN:P95, by hand"
+    )
+    add_baseline_file_options(ap)
     ap.add_argument("--title", default="")
     ap.add_argument("--out", default="pareto.png")
     args = ap.parse_args(argv)
-    baselines = dict(args.baseline)
-    try:  # a run without the evaluation tags: one line naming it, not a traceback
+    try:  # a bad file, a run without the evaluation tags: one line naming it
+        names = file_names(args)
+        baselines = file_baselines(args.baselines, names) if args.baselines else {}
+        baselines.update(dict(args.baseline))
         path = plot_pareto(args.runs, baselines, args.out, args.title)
         print(front_table(args.runs, baselines))
     except ValueError as e:

@@ -1,5 +1,6 @@
-"""``mrgym compare --tensorboard DIR``: every compared policy as TensorBoard runs beside the
-agents' training runs.
+"""``mrgym compare --tensorboard DIR``: every compared policy as a TensorBoard run
+``DIR/compare-CONFIG-YYYYmmdd-HHMMSS/POLICY``, one folder per comparison beside the agents'
+training runs in DIR (``tensorboard --logdir DIR`` shows both).
 
 A baseline has no training steps, so each one is a constant line at its mean over the
 compared seeds, drawn from step 0 to the last step of the agent runs found under DIR
@@ -25,10 +26,9 @@ PREFIXES = ("mr", "mr_eval")
 _AT_STEPS = re.compile(r"@(\d+)$")
 
 
-def run_folder(policy: str, is_baseline: bool) -> str:
-    """``baseline-fifo``, ``model-maskable_ppo_ila72``: one prefix saying what it is."""
-    safe = re.sub(r"[^\w.@-]+", "-", policy).strip("-")
-    return f"{'baseline' if is_baseline else 'model'}-{safe}"
+def run_folder(policy: str) -> str:
+    """The policy's name as a folder name (``maskable_ppo:ila72`` -> ``maskable_ppo-ila72``)."""
+    return re.sub(r"[^\w.@-]+", "-", policy).strip("-") or "policy"
 
 
 def agent_steps(logdir: str | Path, skip: Iterable[str] = ()) -> dict[str, int]:
@@ -82,8 +82,11 @@ def write_tensorboard(
     logdir: str | Path,
     baselines: Iterable[str] | None = None,
     end_step: int | None = None,
+    out: str | Path | None = None,
 ) -> dict[str, list[int]]:
-    """Write each policy's means under ``logdir``; returns run folder -> steps written.
+    """Write each policy's means as a run ``out/POLICY`` (``out`` defaults to ``logdir``;
+    ``mrgym compare`` gives a new ``logdir/compare-CONFIG-STAMP``); returns run folder ->
+    steps written.
 
     ``baselines``: the names that are baselines (default: the registered schedulers); the
     others are models, drawn at their own step count when known (loaded by ``ModelFactory``
@@ -100,19 +103,19 @@ def write_tensorboard(
 
     base = set(baselines)
     means = policy_means(rows)
-    found = agent_steps(logdir, skip=(run_folder(p, p in base) for p in means))
+    found = agent_steps(logdir, skip=(run_folder(p) for p in means))
     models = {p: LOADED_STEPS.get(p) for p in means if p not in base}
     end = end_step or max([*found.values(), *(s for s in models.values() if s)], default=0) or 1
     written: dict[str, list[int]] = {}
     for policy, tags in means.items():
-        folder = run_folder(policy, policy in base)
+        folder = run_folder(policy)
         if policy in base:
             steps = [0, end]  # a constant line across the agents' whole range
         else:
             m = _AT_STEPS.search(policy)
             own = models[policy] or (int(m.group(1)) if m else found.get(policy.split(":")[-1]))
             steps = [own] if own is not None else [0, end]  # 0: a clone picked at step 0
-        run_dir = Path(logdir) / folder
+        run_dir = Path(out if out is not None else logdir) / folder
         # a policy's folder holds one comparison: the event files of an earlier one would
         # draw a second line over the same steps (a zig-zag in TensorBoard)
         for old in run_dir.glob("events.out.tfevents.*"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,24 +24,50 @@ LOCALITY_COLORS = {"node": "#1a9850", "server": "#91cf60", "rack": "#fc8d59", "o
 LINESTYLES = ["-", "--", "-.", ":"]
 
 
-def policy_colors(policies: Iterable[str]) -> dict[str, tuple[Any, str]]:
-    """(colour, line style) per policy, the same in every plot and every run: registered
-    baselines by their registry position, other policies (models) after them in the order
-    given; the line style also tells policies apart in a grey-scale print."""
+def _palette(name: str, order: Iterable[int]) -> list[tuple[float, ...]]:
     import matplotlib as mpl
 
-    palette = list(mpl.colormaps["tab10"].colors) + list(mpl.colormaps["Dark2"].colors)
+    colors = mpl.colormaps[name].colors
+    return [tuple(colors[i]) for i in order]
+
+
+def palettes() -> tuple[list, list]:
+    """(baselines' colours, models' colours): 30 distinct colours.  The registered
+    schedulers take tab20, its 10 dark shades first (tab10's colours: the first ten
+    schedulers look as they always did), then its 10 light ones; models and other names
+    take tab20b's two darker shades of its five hues (its lighter ones come too close to
+    tab20's light shades)."""
+    base = _palette("tab20", [*range(0, 20, 2), *range(1, 20, 2)])
+    extra = _palette("tab20b", [i + shade for shade in range(2) for i in range(0, 20, 4)])
+    return base, extra
+
+
+def policy_colors(policies: Iterable[str]) -> dict[str, tuple[Any, str]]:
+    """(colour, line style) per policy, the same in every plot and every run: registered
+    baselines by their registry position (each its own colour: 20 schedulers, 20 colours),
+    other policies (models) by a hash of their name into a second palette: a model keeps
+    its colour from plot to plot, except when another name in the same plot hashes to it
+    (then the name first in sorted order keeps it, the other takes the next free one).
+    The line style also tells policies apart in a grey-scale print."""
+    base, extra = palettes()
     known = registry.available()
     out: dict[str, tuple[Any, str]] = {}
-    nxt = len(known)
-    for pol in policies:
-        if pol in out:
-            continue
-        if pol in known:
+    others = []
+    for pol in dict.fromkeys(policies):
+        if pol in known and known.index(pol) < len(base):
             i = known.index(pol)
+            out[pol] = (base[i], LINESTYLES[i % len(LINESTYLES)])
         else:
-            i, nxt = nxt, nxt + 1
-        out[pol] = (palette[i % len(palette)], LINESTYLES[i % len(LINESTYLES)])
+            others.append(pol)
+    taken: set[int] = set()
+    for pol in sorted(others):  # sorted: the same set gets the same colours in any order
+        h = zlib.crc32(pol.encode())  # stable across runs and processes (unlike hash())
+        slot = next(
+            ((h + k) % len(extra) for k in range(len(extra)) if (h + k) % len(extra) not in taken),
+            h % len(extra),  # more models than colours: the line style still differs
+        )
+        taken.add(slot)
+        out[pol] = (extra[slot], LINESTYLES[(h >> 8) % len(LINESTYLES)])
     return out
 
 
@@ -99,8 +126,6 @@ def plot(
     ``throughput_fairness.png``.  Bars are means over seeds; error bars are the same
     ``spread`` as :func:`summarize`'s (95 % Student-t interval by default), said in a
     note under each figure.  One colour per policy throughout."""
-    from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(rows, spread)
@@ -115,90 +140,98 @@ def plot(
         for r in summary
     ]
     colors = [style[r["policy"]][0] for r in summary]
-    if len(seeds) > 1:
-        what = (
-            f"95 % confidence interval of the mean (Student t, {len(seeds) - 1} degrees of freedom)"
-            if spread == "ci95"
-            else "± one sample standard deviation"
-        )
-        bars_note = (
-            f"Bars: mean over {len(seeds)} seeds. Error bars: {what}, cut at the metric's range."
-        )
-    else:
-        bars_note = "Bars: one seed, so no error bars."
-    height = 1.6 + 0.42 * len(summary)  # bars keep their thickness as policies are added
     paths = []
-
     if job_jcts:
-        fig = Figure(figsize=(8, 4.2), layout="constrained")
-        ax = fig.subplots()
-        for pol, xs in job_jcts.items():
-            xs = np.sort(np.asarray(xs, dtype=float))
-            color, ls = style.get(pol, ("0.3", "-"))
-            ax.step(
-                xs,
-                np.arange(1, len(xs) + 1) / len(xs),
-                where="post",
-                color=color,
-                linestyle=ls,
-                lw=1.6,
-                label=f"{wrap_label(pol, 24)} ({len(xs)})",
-            )
-        ax.set_xscale("log")
-        ax.set_xlabel("job completion time (s, log scale)")
-        ax.set_ylabel("fraction of completed jobs")
-        ax.set_ylim(0, 1.01)
-        ax.set_title(f"Job completion time CDF: {where}", fontsize=10)
-        _legend_outside(ax, "policy (jobs)")
-        ax.grid(alpha=0.3, which="both")
-        _caption(
-            fig,
-            "Every completed job of every seed, pooled; failed and unfinished jobs are left out.",
-        )
-        paths.append(_save(fig, out / "jct_cdf.png"))
-
-    for name, title, panels in (
-        (
-            "jct.png",
-            "Job completion time",
-            [METRIC["mean_jct_s"], METRIC["p95_jct_s"]],
-        ),
-        (
-            "throughput_fairness.png",
-            "Throughput and fairness",
-            [METRIC["throughput_jobs_per_h"], METRIC["fairness_jain"]],
-        ),
+        paths.append(_plot_cdf(job_jcts, style, where, out / "jct_cdf.png"))
+    note = _bars_note(len(seeds), spread)
+    for name, title, keys in (
+        ("jct.png", "Job completion time", ["mean_jct_s", "p95_jct_s"]),
+        ("throughput_fairness.png", "Throughput and fairness", _THROUGHPUT_FAIRNESS),
     ):
-        fig = Figure(figsize=(9, height), layout="constrained")
-        axes = fig.subplots(1, len(panels), sharey=True)
-        for ax, metric in zip(axes, panels):
-            means = [r[metric.key][0] for r in summary]
-            spreads = [r[metric.key][1] for r in summary]
-            hi = 1.0 if metric.bounded else math.inf
-            _hbars(ax, labels, means, spreads, colors, metric.axis_label, hi)
-        if name == "throughput_fairness.png":
-            axes[1].set_xlim(0, 1.05)
+        fig = _bar_panels(summary, labels, colors, [METRIC[k] for k in keys])
         fig.suptitle(f"{title}: {where}", fontsize=10)
-        _caption(fig, bars_note)
+        _caption(fig, note)
         paths.append(_save(fig, out / name))
+    paths.append(_plot_locality(rows, summary, labels, where, out / "locality.png"))
+    return paths
 
-    fig = Figure(figsize=(9, height + 0.3), layout="constrained")
+
+_THROUGHPUT_FAIRNESS = ["throughput_jobs_per_h", "fairness_jain"]
+
+
+def _height(n_policies: int) -> float:
+    return 1.6 + 0.42 * n_policies  # bars keep their thickness as policies are added
+
+
+def _bars_note(n_seeds: int, spread: str) -> str:
+    if n_seeds <= 1:
+        return "Bars: one seed, so no error bars."
+    what = (
+        f"95 % confidence interval of the mean (Student t, {n_seeds - 1} degrees of freedom)"
+        if spread == "ci95"
+        else "± one sample standard deviation"
+    )
+    return f"Bars: mean over {n_seeds} seeds. Error bars: {what}, cut at the metric's range."
+
+
+def _plot_cdf(job_jcts: dict[str, list[float]], style: dict, where: str, path: Path) -> Path:
+    """``jct_cdf.png``: every completed job's JCT per policy, pooled over the seeds."""
+    from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
+
+    fig = Figure(figsize=(8, 4.2), layout="constrained")
+    ax = fig.subplots()
+    for pol, xs in job_jcts.items():
+        xs = np.sort(np.asarray(xs, dtype=float))
+        color, ls = style.get(pol, ("0.3", "-"))
+        ax.step(
+            xs,
+            np.arange(1, len(xs) + 1) / len(xs),
+            where="post",
+            color=color,
+            linestyle=ls,
+            lw=1.6,
+            label=f"{wrap_label(pol, 24)} ({len(xs)})",
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("job completion time (s, log scale)")
+    ax.set_ylabel("fraction of completed jobs")
+    ax.set_ylim(0, 1.01)
+    ax.set_title(f"Job completion time CDF: {where}", fontsize=10)
+    _legend_outside(ax, "policy (jobs)")
+    ax.grid(alpha=0.3, which="both")
+    _caption(
+        fig,
+        "Every completed job of every seed, pooled; failed and unfinished jobs are left out.",
+    )
+    return _save(fig, path)
+
+
+def _bar_panels(summary: list, labels: list[str], colors: list, panels: list):
+    """One horizontal-bar panel per metric, the policies sharing the y axis."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, _height(len(summary))), layout="constrained")
+    axes = fig.subplots(1, len(panels), sharey=True)
+    for ax, metric in zip(axes, panels):
+        means = [r[metric.key][0] for r in summary]
+        spreads = [r[metric.key][1] for r in summary]
+        hi = 1.0 if metric.bounded else math.inf
+        _hbars(ax, labels, means, spreads, colors, metric.axis_label, hi)
+    if [m.key for m in panels] == _THROUGHPUT_FAIRNESS:
+        axes[1].set_xlim(0, 1.05)
+    return fig
+
+
+def _plot_locality(rows: list, summary: list, labels: list[str], where: str, path: Path) -> Path:
+    """``locality.png``: each policy's map tasks by where their input was read, stacked."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, _height(len(summary)) + 0.3), layout="constrained")
     ax = fig.subplots()
     left = np.zeros(len(summary))
     y = np.arange(len(summary))
     for level, color in LOCALITY_COLORS.items():
-        vals = np.array(
-            [
-                np.mean(
-                    [
-                        r[f"map_locality.{level}"]
-                        for r in rows
-                        if r["policy"] == s["policy"] and r["scenario"] == s["scenario"]
-                    ]
-                )
-                for s in summary
-            ]
-        )
+        vals = np.array([_mean_of(rows, s, f"map_locality.{level}") for s in summary])
         ax.barh(y, vals, left=left, color=color, height=0.7, label=level.replace("_", "-"))
         for yi, (x0, v) in enumerate(zip(left, vals)):
             if v >= 0.06:  # a label only where it fits inside its segment
@@ -215,8 +248,13 @@ def plot(
         "node: the VM's own disk; server: another VM on the same physical host; "
         "rack: another host of the rack; off-rack: another rack.",
     )
-    paths.append(_save(fig, out / "locality.png"))
-    return paths
+    return _save(fig, path)
+
+
+def _mean_of(rows: list, s: dict, key: str) -> float:
+    """The mean of ``key`` over the seeds of summary row ``s``'s policy and scenario."""
+    mine = [r[key] for r in rows if r["policy"] == s["policy"] and r["scenario"] == s["scenario"]]
+    return float(np.mean(mine))
 
 
 def _legend_outside(ax, title: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -183,10 +184,14 @@ def test_cli_train_evaluate_compare(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert "| fifo |" in r.stdout and "| tiny-maskable_ppo |" in r.stdout
-    assert sorted(p.name for p in tb.iterdir()) == ["baseline-fifo", "model-tiny-maskable_ppo"]
+    # one folder per comparison under the --tensorboard DIR, a run per policy in it
+    (cmp,) = tb.iterdir()
+    assert re.fullmatch(r"compare-lee-gpu-\d{8}-\d{6}", cmp.name), cmp.name
+    assert sorted(p.name for p in cmp.iterdir()) == ["fifo", "tiny-maskable_ppo"]
+    assert f"tensorboard --logdir {tb}" in r.stdout
     # the baseline is a constant line over the agent's steps (0..128), the model a point
     # at its own step count, under the agent's own tags
-    fifo, agent = _scalars(tb / "baseline-fifo"), _scalars(tb / "model-tiny-maskable_ppo")
+    fifo, agent = _scalars(cmp / "fifo"), _scalars(cmp / "tiny-maskable_ppo")
     for tag in ("mr/mean_jct", "mr_eval/mean_jct", "mr/locality_node", "mr_eval/jobs_completed"):
         assert [s for s, _ in fifo[tag]] == [0, 128] and fifo[tag][0][1] == fifo[tag][1][1]
         assert [s for s, _ in agent[tag]] == [128]
@@ -209,15 +214,15 @@ def test_tensorboard_baselines_span_the_agent_runs_under_the_logdir(tmp_path):
         {"policy": "fifo", "seed": s, "mean_jct_s": v, "map_locality.node": 0.5}
         for s, v in ((0, 100.0), (1, 300.0))
     ]
-    assert write_tensorboard(rows, tmp_path) == {"baseline-fifo": [0, 300_000]}
-    fifo = _scalars(tmp_path / "baseline-fifo")
+    assert write_tensorboard(rows, tmp_path) == {"fifo": [0, 300_000]}
+    fifo = _scalars(tmp_path / "fifo")
     assert fifo["mr/mean_jct"] == [(0, 200.0), (300_000, 200.0)]  # the mean over the seeds
     assert fifo["mr_eval/locality_node"] == [(0, 0.5), (300_000, 0.5)]
     # a second comparison into the same folder replaces the line instead of adding a
     # second one over the same steps (a zig-zag)
     rows2 = [dict(r, mean_jct_s=50.0) for r in rows]
     write_tensorboard(rows2, tmp_path)
-    assert _scalars(tmp_path / "baseline-fifo")["mr/mean_jct"] == [(0, 50.0), (300_000, 50.0)]
+    assert _scalars(tmp_path / "fifo")["mr/mean_jct"] == [(0, 50.0), (300_000, 50.0)]
 
 
 def _eval_steps(run: Path) -> list[int]:

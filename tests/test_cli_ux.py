@@ -7,6 +7,7 @@ import csv
 import importlib
 import math
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -252,3 +253,118 @@ def test_help_shows_the_defaults():
 def test_reversed_seed_range_is_named():
     with pytest.raises(ValueError, match="the range 5-2 runs backwards; write 2-5"):
         cli.parse_seeds("5-2")
+
+
+# -- missing extras --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "what", "gone"),
+    [
+        (["train", "--config", "configs/train/ppo_ila72.yaml"], "mrgym train", "torch"),
+        (["evaluate", "--model", "runs/none"], "mrgym evaluate", "stable_baselines3"),
+        (["tune", "--config", "configs/train/ppo_ila72.yaml"], "mrgym tune", "sb3_contrib"),
+        ([*COMPARE, "--models", "m.zip"], "mrgym compare --models", "torch"),
+        ([*COMPARE, "--tensorboard", "tb"], "mrgym compare --tensorboard", "tensorboard"),
+    ],
+)
+def test_a_missing_rl_extra_is_one_line_naming_the_extra(
+    argv, what, gone, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, gone, None)  # `import gone` now fails, as uninstalled
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f'mrgym: error: {what} needs the RL extras: pip install "mrgym[rl]"\n'
+    assert not (tmp_path / "runs").exists()  # compare stopped before making a folder
+
+
+def test_tune_without_ray_names_ray_tune_and_optuna(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    assert cli.main(["tune", "--config", "configs/train/ppo_ila72.yaml"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("mrgym: error: mrgym tune needs Ray Tune and Optuna: pip install")
+    assert "\n" not in err
+
+
+def test_an_extra_imported_deep_inside_a_command_is_the_same_one_line(monkeypatch, capsys):
+    # a partial install that the command's own check did not catch
+    def deep(args):
+        raise ModuleNotFoundError("No module named 'sb3_contrib'", name="sb3_contrib")
+
+    monkeypatch.setattr(cli, "cmd_simulate", deep)
+    assert cli.main(["simulate"]) == 2
+    assert capsys.readouterr().err == (
+        'mrgym: error: mrgym simulate needs the RL extras: pip install "mrgym[rl]"\n'
+    )
+
+    def other(args):  # any other missing module is a bug: its traceback stays
+        raise ModuleNotFoundError("No module named 'nope'", name="nope")
+
+    monkeypatch.setattr(cli, "cmd_simulate", other)
+    with pytest.raises(ModuleNotFoundError):
+        cli.main(["simulate"])
+
+
+# -- a failed compare leaves nothing behind ----------------------------------------------
+def test_a_failed_compare_removes_the_folder_it_made(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+
+    def broken(self):
+        raise ValueError("broken run")
+
+    monkeypatch.setattr(Simulation, "run", broken)
+    assert cli.main([*COMPARE, "--seeds", "0"]) == 2
+    assert "broken run" in capsys.readouterr().err
+    assert list((tmp_path / "runs").iterdir()) == []  # no empty compare-* folder
+    out = tmp_path / "mine"
+    assert cli.main([*COMPARE, "--seeds", "0", "--out", str(out)]) == 2
+    assert not out.exists()
+    # an unknown scheduler fails before any folder is made
+    assert cli.main([*COMPARE[:4], "fifo,nosuch", "--seeds", "0"]) == 2
+    assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_an_interrupted_compare_keeps_a_folder_only_with_results(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _interrupt_after(monkeypatch, 0)  # nothing finished: nothing to keep
+    assert cli.main([*COMPARE, "--seeds", "0-1"]) == 130
+    assert list((tmp_path / "runs").iterdir()) == []
+    monkeypatch.undo()  # the real Simulation.run again
+    monkeypatch.chdir(tmp_path)
+    _interrupt_after(monkeypatch, 1)  # one run finished: its folder and row stay
+    assert cli.main([*COMPARE, "--seeds", "0-1"]) == 130
+    (kept,) = (tmp_path / "runs").iterdir()
+    assert len(_read_csv(kept / "results.csv")) == 1
+
+
+def test_a_user_folder_that_existed_is_never_removed(tmp_path, monkeypatch):
+    def broken(self):
+        raise ValueError("broken run")
+
+    monkeypatch.setattr(Simulation, "run", broken)
+    assert cli.main([*COMPARE, "--seeds", "0", "--out", str(tmp_path)]) == 2
+    assert tmp_path.is_dir()
+
+
+# -- colours -----------------------------------------------------------------------------
+def test_every_registered_scheduler_has_its_own_colour_in_every_plot():
+    from mrgym import registry
+
+    names = registry.available()
+    assert len(names) == 20
+    style = ev.policy_colors(names)
+    assert len({style[n][0] for n in names}) == 20
+    # models: colours of their own, none a baseline's, stable whatever else is plotted
+    models = ["ppo:ila72", "maskable_ppo:ila72-s1", "bc_fair-s1"]  # hashed to 3 colours
+    both = ev.policy_colors([*names, *models])
+    assert len({c for c, _ in both.values()}) == 23
+    for m in models:  # the same colour in a plot of its own and beside the others
+        assert ev.policy_colors(["fair", m])[m] == both[m]
+    assert ev.policy_colors(reversed(models)) == ev.policy_colors(models)
+    # two names hashed to one colour in one plot: the first in sorted order keeps it
+    clash = ev.policy_colors(["maskable_ppo:ila72-s1", "bc_fair-s0"])
+    assert clash["bc_fair-s0"] == ev.policy_colors(["bc_fair-s0"])["bc_fair-s0"]
+    assert clash["maskable_ppo:ila72-s1"][0] != clash["bc_fair-s0"][0]
+    # distinct to the eye as well: any two of the 23 differ by >= 0.07 in some channel
+    rgb = np.array([c[:3] for c, _ in both.values()])
+    far = np.abs(rgb[:, None] - rgb[None]).max(axis=2) + np.eye(len(rgb))
+    assert far.min() >= 0.07

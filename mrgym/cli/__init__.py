@@ -13,7 +13,9 @@ mrgym scenarios            # bundled scenarios, one line each
 mrgym schedulers           # registered scheduler names (mrgym.registry)
 mrgym --version
 
-``train`` and ``evaluate`` (and ``compare --models``) need the ``rl`` extras.
+``train``, ``evaluate``, ``tune``, ``compare --models`` and ``compare --tensorboard`` need
+the ``rl`` extras (``pip install "mrgym[rl]"``; ``tune`` also Ray Tune and Optuna); without
+them they stop with one line saying so.
 
 Long commands show progress on stderr: a tqdm bar on a terminal, plain log lines when
 stderr is a file or a pipe (CI logs, ``nohup``).  Ctrl-C stops with one line and exit
@@ -32,23 +34,26 @@ import time  # noqa: F401 - ``mrgym.cli.time``, as before the commands moved out
 # parse_seeds`` keeps working
 from mrgym import version  # noqa: F401 - ``mrgym.cli.version``, as before
 from mrgym.cli.commands import (  # noqa: F401
-    COMPARE_FILES,
     MAX_SEEDS,
     METRIC_LABELS,
     cmd_bench,
-    cmd_compare,
     cmd_evaluate,
     cmd_reproduce,
     cmd_scenarios,
     cmd_schedulers,
     cmd_simulate,
     cmd_train,
-    fresh_out_dir,
     metrics_table,
     parse_overrides,
     parse_seeds,
+)
+from mrgym.cli.compare import (  # noqa: F401
+    COMPARE_FILES,
+    cmd_compare,
+    fresh_out_dir,
     write_tensorboard,
 )
+from mrgym.cli.extras import hint_for
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -104,6 +109,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = p.add_subparsers(dest="command", required=True)
+    for add in (_add_simulate, _add_compare, _add_bench, _add_train, _add_evaluate):
+        add(sub)
+    _add_reproduce(sub)
+    from mrgym.cli.tune import add_parser as add_tune
+
+    add_tune(sub, HelpFormatter)
+    from mrgym.cli.predict import add_parser as add_predict
+
+    add_predict(sub, HelpFormatter)
+    sub.add_parser(
+        "scenarios", help="list the bundled scenarios", formatter_class=HelpFormatter
+    ).set_defaults(func=cmd_scenarios)
+    sub.add_parser(
+        "schedulers", help="list the registered schedulers", formatter_class=HelpFormatter
+    ).set_defaults(func=cmd_schedulers)
+    return p
+
+
+def _add_simulate(sub) -> None:
     s = sub.add_parser(
         "simulate",
         help="run one episode of a scenario under a scheduler and print its metrics",
@@ -125,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--log", metavar="CSV", help="write the task log (one row per attempt) to this file"
     )
     s.set_defaults(func=cmd_simulate)
+
+
+def _add_compare(sub) -> None:
     c = sub.add_parser(
         "compare",
         help="compare schedulers on a scenario over seeds: table, CSV, plots",
@@ -144,10 +171,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--models", help="comma-separated saved models (model.zip, config.yaml beside)")
     add_max_decisions(c)
     c.add_argument(
-        "--tensorboard", metavar="DIR", help="also write every policy's mr/ tags under DIR"
+        "--tensorboard",
+        metavar="DIR",
+        help="also write every policy's mr/ tags as TensorBoard runs, under a new "
+        "DIR/compare-CONFIG-YYYYmmdd-HHMMSS/POLICY (beside the agents' runs in DIR)",
     )
     add_sweep_options(c, "run")
     c.set_defaults(func=cmd_compare)
+
+
+def _add_bench(sub) -> None:
     b = sub.add_parser(
         "bench",
         help="environment and simulator speed (DESIGN §8 budgets)",
@@ -162,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip the run_sim measurements (the ila2400 run and the ceiling)",
     )
     b.set_defaults(func=cmd_bench)
+
+
+def _add_train(sub) -> None:
     t = sub.add_parser(
         "train", help="train an SB3 agent from a YAML config", formatter_class=HelpFormatter
     )
@@ -188,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
         "count carries on, output goes to that run's folder, --steps must exceed the model's",
     )
     t.set_defaults(func=cmd_train)
+
+
+def _add_evaluate(sub) -> None:
     e = sub.add_parser(
         "evaluate",
         help="evaluate a saved model through the comparison harness",
@@ -204,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--csv", help="also write the per-seed rows to this CSV")
     add_max_decisions(e)
     e.set_defaults(func=cmd_evaluate)
+
+
+def _add_reproduce(sub) -> None:
     r = sub.add_parser(
         "reproduce",
         help="run the papers' claims on the simulator and write a report with a verdict each",
@@ -234,19 +276,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_sweep_options(r, "claim group")
     r.set_defaults(func=cmd_reproduce)
-    from mrgym.cli.tune import add_parser as add_tune
-
-    add_tune(sub, HelpFormatter)
-    from mrgym.cli.predict import add_parser as add_predict
-
-    add_predict(sub, HelpFormatter)
-    sub.add_parser(
-        "scenarios", help="list the bundled scenarios", formatter_class=HelpFormatter
-    ).set_defaults(func=cmd_scenarios)
-    sub.add_parser(
-        "schedulers", help="list the registered schedulers", formatter_class=HelpFormatter
-    ).set_defaults(func=cmd_schedulers)
-    return p
 
 
 def _error_line(e: BaseException) -> str:
@@ -288,6 +317,14 @@ def _main(argv: list[str] | None) -> int:
         return 0
     # the errors a user's input can cause (a scenario, a path, a value); anything else is
     # a bug and keeps its traceback
+    except ModuleNotFoundError as e:
+        # a lazily imported extra that the command's own check did not name (a partial
+        # install): the same one line as that check gives
+        hint = hint_for(e.name)
+        if hint is None:
+            raise
+        print(f"mrgym: error: mrgym {args.command} needs {hint}", file=sys.stderr)
+        return 2
     except (ScenarioError, ValueError, KeyError, OSError, yaml.YAMLError) as e:
         print(f"mrgym: error: {_error_line(e)}", file=sys.stderr)
         return 2

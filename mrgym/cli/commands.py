@@ -1,6 +1,7 @@
 """What each ``mrgym`` command does (:mod:`mrgym.cli` parses the command line and calls
 them), and the helpers they share: reading ``--set`` and ``--seeds``, the metrics table of
-``simulate``, the output folder of ``compare``.  Every command returns its exit status."""
+``simulate``, the sweep options and the streamed CSV of ``compare`` and ``reproduce``
+(``compare`` itself is :mod:`mrgym.cli.compare`).  Every command returns its exit status."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import csv
 import json
 import math
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -105,136 +105,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def fresh_out_dir(config: str, root: Path = Path("runs")) -> Path:
-    """``runs/compare-CONFIG-YYYYmmdd-HHMMSS`` (``-2``, ``-3`` ... within one second): a
-    new folder per run, so a second ``compare`` never overwrites the first one's results;
-    the timestamp sorts the runs and says when each was made."""
-    base = root / f"compare-{Path(config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-    root.mkdir(parents=True, exist_ok=True)
-    out, k = base, 1
-    while True:
-        try:  # created here, atomically: two compares started in one second get two folders
-            out.mkdir()
-            return out
-        except FileExistsError:
-            k += 1
-            out = base.with_name(f"{base.name}-{k}")
-
-
-#: What ``compare`` writes into its folder; the stale ones go when a run replaces them.
-COMPARE_FILES = ("results.csv", "jct_cdf.png", "jct.png", "locality.png", "throughput_fairness.png")
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from mrgym import registry
-    from mrgym.config import load_scenario
-    from mrgym.evaluate import (
-        EvaluationInterrupted,
-        evaluate,
-        format_seeds,
-        job_jcts,
-        markdown_table,
-        plot,
-        summarize,
-        write_csv,
-    )
-    from mrgym.summary import table_columns
-
-    sc = load_scenario(args.config)
-    seeds = parse_seeds(args.seeds)  # before any run: a bad list fails at once
-    if args.out:
-        out = Path(args.out)
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
-        old = [f for f in COMPARE_FILES if (out / f).exists()]
-        if old:  # said before the runs, so there is time to Ctrl-C
-            print(f"mrgym: --out {out}: replacing its {', '.join(old)}", file=sys.stderr)
-    else:
-        out = fresh_out_dir(sc.name)
-    if args.schedulers == "none":
-        names = []
-    elif args.schedulers == "all":
-        names = registry.available()
-    else:
-        names = [n.strip() for n in args.schedulers.split(",")]
-    for n in names:
-        registry.make(n)  # fail early on an unknown name
-    policies: list = list(names)
-    workers, backend, address = sweep_options(args)
-    cap = _max_decisions(args)
-    if args.models:
-        from agents.train import ModelFactory
-        from mrgym.sweep import ModelSpec
-
-        for m in args.models.split(","):
-            f = ModelFactory(m)  # loaded here: a bad path fails now, and its step count
-            # is known to --tensorboard; parallel workers load it again from its path
-            n = _cap_model(f, cap)
-            serial = backend == "process" and workers == 1
-            policies.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name, n))
-    stream = CsvStream(out / "results.csv", lambda: _clear(out))
-    try:
-        rows = evaluate(
-            policies,
-            [sc],
-            seeds,
-            progress=True,
-            keep_logs=True,
-            workers=workers,
-            backend=backend,
-            address=address,
-            on_row=stream.write,
-        )
-    except EvaluationInterrupted as e:
-        stream.close()
-        # the finished runs may be minutes of work: save them, say where, stop in one line
-        if e.rows:
-            _clear(out)
-            write_csv(e.rows, out / "results.csv")
-            kept = f"the {len(e.rows)} finished are in {out / 'results.csv'}"
-        else:
-            kept = "none had finished, nothing written"
-        print(f"mrgym: interrupted after {len(e.rows)} of {e.total} runs; {kept}", file=sys.stderr)
-        return 130
-    stream.close()
-    if args.tensorboard:
-        write_tensorboard(rows, args.tensorboard)
-    _clear(out)
-    write_csv(rows, out / "results.csv")  # in grid order: the file a serial run writes
-    paths = plot(rows, out, job_jcts(rows))
-    n = len(seeds)
-    print(f"{sc.name}, {n} seed{'s' if n != 1 else ''} ({format_seeds(seeds)})\n")
-    summary = summarize(rows)
-    columns = table_columns(summary)  # the training-seed table shows the same columns
-    print(markdown_table(summary, columns))
-    if args.models:
-        _print_training_seed_table(policies, summary, columns)
-    print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
-    return 0
-
-
-def _print_training_seed_table(policies: list, summary: list, columns: list) -> None:
-    """Models trained alike from several seeds also get one row per group, with the spread
-    across training seeds (the Learning issue's "mean ± std across seeds")."""
-    import yaml
-
-    from agents.config import TrainConfig, seed_groups
-    from agents.train import find_config, resolve_model_path
-    from mrgym.summary import across_training_seeds, markdown_table
-
-    configs = {}
-    for p in policies:
-        path = getattr(p, "path", None)  # ModelFactory / ModelSpec; baselines are names
-        if path is None:
-            continue
-        cfg_file = find_config(resolve_model_path(path))
-        configs[p.name] = TrainConfig.model_validate(yaml.safe_load(cfg_file.read_text()))
-    grouped = across_training_seeds(summary, seed_groups(configs))
-    if grouped:
-        print("\nAcross training seeds:\n")
-        print(markdown_table(grouped, columns))
-
-
 def sweep_options(args: argparse.Namespace) -> tuple[int, str, str | None]:
     """``--workers`` (default: every core; with ``--address`` no cap), ``--backend``,
     ``--address`` of ``compare`` and ``reproduce``."""
@@ -280,24 +150,10 @@ class CsvStream:
             self.fh = None
 
 
-def _clear(out: Path) -> None:
-    """Create ``out``, without the files of an earlier ``compare`` in it (a partial run
-    must not sit beside the plots of another)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name in COMPARE_FILES:
-        (out / name).unlink(missing_ok=True)
-
-
-def write_tensorboard(rows, logdir: str) -> None:
-    """Every compared policy's ``mr/`` and ``mr_eval/`` means as TensorBoard runs under
-    ``logdir`` (``baseline-NAME``, ``model-NAME``): baselines as constant lines over the
-    agents' step range, so that agent and baselines share one chart per tag."""
-    from agents.tensorboard import write_tensorboard as write
-
-    write(rows, logdir)
-
-
 def cmd_train(args: argparse.Namespace) -> int:
+    from mrgym.cli.extras import require
+
+    require("mrgym train")  # before agents (torch) is imported
     from agents.config import load_train_config
     from agents.train import train
 
@@ -334,6 +190,9 @@ def _cap_model(factory, cap: int | None) -> int | None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from mrgym.cli.extras import require
+
+    require("mrgym evaluate")
     from agents.train import ModelFactory
     from mrgym.config import load_scenario
     from mrgym.evaluate import evaluate, markdown_table, summarize, write_csv

@@ -22,6 +22,7 @@ from mrgym.seeds import check_seed, parse_seeds
 MAX_SAMPLES = 1_000_000  # K x workers floats per array: a typo must not fill the memory
 FILES = ("predict_cdf.png", "predict.json")
 QUANTS = ("p10", "p50", "p90", "p99", "mean")
+_METHOD = {"moments": "moments (eq. 5.1)", "mle": "maximum likelihood"}
 
 
 def add_parser(sub, formatter) -> None:
@@ -50,6 +51,13 @@ def add_parser(sub, formatter) -> None:
     )
     p.add_argument("--actual-seeds", default="100-119", help="held-out seeds for the actual JCTs")
     p.add_argument("--scheduler", default="dl-sched", help="registered scheduler name")
+    p.add_argument(
+        "--method",
+        default="moments",
+        choices=["moments", "mle"],
+        help="how each phase's log-normal is fitted: moments = the thesis' eq. 5.1 (§5.2.1, "
+        "from the durations' mean and variance); mle = maximum likelihood",
+    )
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -143,7 +151,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     predict_job = registry.tool("jct-predict")
     bar = _Progress(len(hist), "history")
     try:
-        jp = predict_job(sc, args.job, hist, args.samples, seed, args.scheduler, on_run=bar)
+        jp = predict_job(
+            sc, args.job, hist, args.samples, seed, args.scheduler, method=args.method, on_run=bar
+        )
     finally:
         bar.close()
     jcts: list[float] = []
@@ -169,6 +179,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         "scheduler": args.scheduler,
         "samples": args.samples,
         "seed": seed,
+        "method": args.method,
         "history_seeds": hist,
         "actual_seeds": actual,
         "model": jp.model.as_dict(),
@@ -186,7 +197,7 @@ def _table(jp, pred: dict, act: np.ndarray, hist, actual, k: int) -> str:
     lines = [
         f"{jp.scenario} job {jp.job} ({jp.job_name}): {m.n_maps} maps, {m.n_reduces} reduces "
         f"on {m.map_workers} map / {m.reduce_workers} reduce workers; model from "
-        f"{len(hist)} history run(s), {k:,} Monte-Carlo samples",
+        f"{len(hist)} history run(s) fitted by {_METHOD[jp.method]}, {k:,} Monte-Carlo samples",
         "",
         f"{'JCT (s)':<22}" + "".join(f"{q:>9}" for q in QUANTS),
         f"{'predicted':<22}" + "".join(f"{pred[q]:>9.1f}" for q in QUANTS),

@@ -51,6 +51,10 @@ def add_parser(sub, formatter) -> None:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from mrgym.cli.extras import TUNE_HINT, TUNE_MODULES, require
+
+    require("mrgym tune")  # before agents (torch) is imported
+    require("mrgym tune", TUNE_MODULES, TUNE_HINT)
     from agents.config import load_train_config
     from agents.tune import tune_agent
 

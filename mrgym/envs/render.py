@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -159,10 +160,8 @@ def render_rgb(env) -> np.ndarray:
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib.collections import PatchCollection
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Circle, Patch, Rectangle
+    from matplotlib.patches import Rectangle
 
     view = env.view
     fig = Figure(figsize=(FRAME_PX[0] / _DPI, FRAME_PX[1] / _DPI), dpi=_DPI)
@@ -178,115 +177,146 @@ def render_rgb(env) -> np.ndarray:
     ax.set_ylim(layout.height + 0.5, -0.5)  # y grows downwards, like the text view
     ax.set_aspect("equal", adjustable="box", anchor="NW")
     ax.axis("off")
-    small = layout.n_cells <= 800  # letters and host names only where they stay legible
-    font = 7 if layout.n_cells <= 300 else 5
-
-    order = {j.id: i for i, j in enumerate(view.jobs)}
-    boxes, box_fc, box_ec = [], [], []
-    cells, cell_fc = [], []
-    texts = []  # (x, y, text, kwargs)
-    for rack, x, y, w, h in layout.racks:
-        boxes.append(Rectangle((x, y), w, h))
-        box_fc.append("none")
-        box_ec.append("#333333")
-        texts.append((x + 0.4, y + 0.9, rack.name, {"fontsize": 9, "weight": "bold"}))
-    decision = env._vm
-    decision_box = None
-    for host, hx, hy, hw in layout.hosts:
-        boxes.append(Rectangle((hx, hy), hw, _HOST_H))
-        if not host.alive:
-            box_fc.append(_DOWN)
-        else:
-            box_fc.append(_VIRTUAL_FILL if host.virtualized else _NATIVE_FILL)
-        box_ec.append(_EVICTING if host.evicting else "#777777")
-        if small:
-            texts.append(
-                (hx + 0.2, hy + _HOST_H / 2, host.name, {"fontsize": font, "va": "center"})
-            )
-        vx = hx + _HOST_LABEL_W
-        for vm in host.vms:
-            vw = _vm_width(vm)
-            vy = hy + _VM_PAD
-            if vm.is_worker:
-                boxes.append(Rectangle((vx, vy), vw, 2 * _CELL + _VM_PAD))
-                box_fc.append("#ffffff" if host.alive and vm.alive else _DOWN)
-                box_ec.append("#555555")
-                maps = [a for a in vm.running if a.task.kind == MAP]
-                reds = [a for a in vm.running if a.task.kind != "map"]
-                for row, (n_slots, busy) in enumerate(
-                    ((vm.map_slots, maps), (vm.reduce_slots, reds))
-                ):
-                    cy = vy + _VM_PAD / 2 + row * (_CELL + _VM_PAD / 2)
-                    for k in range(n_slots):
-                        cx = vx + _VM_PAD + k * _CELL
-                        fc = (
-                            _job_colour(order.get(busy[k].task.job.id, 25))
-                            if k < len(busy)
-                            else _FREE
-                        )
-                        if row == 0:
-                            cells.append(Rectangle((cx + 0.08, cy + 0.08), 0.84, 0.84))
-                        else:
-                            cells.append(Circle((cx + 0.5, cy + 0.5), 0.43))
-                        cell_fc.append(fc)
-                        if small and k < len(busy):
-                            i = order.get(busy[k].task.job.id)
-                            mark = "?" if i is None else LETTERS[i % 26]
-                            r, g, b = fc[:3]
-                            ink = "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.55 else "black"
-                            texts.append(
-                                (
-                                    cx + 0.5,
-                                    cy + 0.52,
-                                    mark if row == 0 else mark.lower(),
-                                    {
-                                        "fontsize": font - 1,
-                                        "ha": "center",
-                                        "va": "center",
-                                        "color": ink,
-                                        "weight": "bold",
-                                    },
-                                )
-                            )
-            else:
-                app = view.interactive_app(vm)
-                if app is not None:
-                    ok = app.response_s() <= app.spec.sla_s
-                    fc, label = (_WEB_OK if ok else _WEB_SLA), "web"
-                else:
-                    fc, label = _DATANODE, "dn"
-                boxes.append(Rectangle((vx, vy), vw, 2 * _CELL + _VM_PAD))
-                box_fc.append(fc if host.alive else _DOWN)
-                box_ec.append("#555555")
-                if small:
-                    texts.append(
-                        (
-                            vx + vw / 2,
-                            vy + _CELL + _VM_PAD / 2,
-                            label,
-                            {"fontsize": font - 1, "ha": "center", "va": "center"},
-                        )
-                    )
-            if vm is decision:
-                decision_box = (vx - 0.12, vy - 0.12, vw + 0.24, 2 * _CELL + 0.49)
-            vx += vw + _VM_PAD
-    lw = 0.6 if small else 0.3
-    ax.add_collection(
-        PatchCollection(boxes, facecolors=box_fc, edgecolors=box_ec, linewidths=lw, zorder=1)
+    scene = _Scene(
+        small=layout.n_cells <= 800,  # letters and host names only where they stay legible
+        font=7 if layout.n_cells <= 300 else 5,
+        order={j.id: i for i, j in enumerate(view.jobs)},
     )
-    if decision_box is not None:  # on top of everything, thick: the eye finds it first
-        x, y, w, h = decision_box
+    for rack, x, y, w, h in layout.racks:
+        scene.box(Rectangle((x, y), w, h), "none", "#333333")
+        scene.texts.append((x + 0.4, y + 0.9, rack.name, {"fontsize": 9, "weight": "bold"}))
+    for host, hx, hy, hw in layout.hosts:
+        _draw_host(scene, view, host, hx, hy, hw, env._vm)
+    _add_scene(ax, scene)
+    _title(fig, view, env)
+    _legends(fig, view)
+    return _to_array(fig)
+
+
+@dataclass
+class _Scene:
+    """What one frame draws, collected first and added as two collections (fast)."""
+
+    small: bool  # room for letters and names
+    font: int
+    order: dict[int, int]  # job id -> queue position (its letter and colour)
+    boxes: list = field(default_factory=list)
+    box_fc: list = field(default_factory=list)
+    box_ec: list = field(default_factory=list)
+    cells: list = field(default_factory=list)
+    cell_fc: list = field(default_factory=list)
+    texts: list = field(default_factory=list)  # (x, y, text, kwargs)
+    decision_box: tuple[float, float, float, float] | None = None
+
+    def box(self, patch, fc, ec) -> None:
+        self.boxes.append(patch)
+        self.box_fc.append(fc)
+        self.box_ec.append(ec)
+
+
+def _draw_host(scene: _Scene, view, host, hx: float, hy: float, hw: float, decision) -> None:
+    """A host's box and name, then its VMs side by side."""
+    from matplotlib.patches import Rectangle
+
+    fill = _VIRTUAL_FILL if host.virtualized else _NATIVE_FILL
+    fc = fill if host.alive else _DOWN
+    scene.box(Rectangle((hx, hy), hw, _HOST_H), fc, _EVICTING if host.evicting else "#777777")
+    if scene.small:
+        kw = {"fontsize": scene.font, "va": "center"}
+        scene.texts.append((hx + 0.2, hy + _HOST_H / 2, host.name, kw))
+    vx = hx + _HOST_LABEL_W
+    for vm in host.vms:
+        vw = _vm_width(vm)
+        vy = hy + _VM_PAD
+        if vm.is_worker:
+            _draw_worker(scene, host, vm, vx, vy, vw)
+        else:
+            _draw_other_vm(scene, view, host, vm, vx, vy, vw)
+        if vm is decision:
+            scene.decision_box = (vx - 0.12, vy - 0.12, vw + 0.24, 2 * _CELL + 0.49)
+        vx += vw + _VM_PAD
+
+
+def _draw_worker(scene: _Scene, host, vm, vx: float, vy: float, vw: float) -> None:
+    """A worker VM: its map slots (squares, top row) and reduce slots (circles, below),
+    each filled with its job's colour and, where there is room, lettered."""
+    from matplotlib.patches import Circle, Rectangle
+
+    box_fc = "#ffffff" if host.alive and vm.alive else _DOWN
+    scene.box(Rectangle((vx, vy), vw, 2 * _CELL + _VM_PAD), box_fc, "#555555")
+    maps = [a for a in vm.running if a.task.kind == MAP]
+    reds = [a for a in vm.running if a.task.kind != "map"]
+    for row, (n_slots, busy) in enumerate(((vm.map_slots, maps), (vm.reduce_slots, reds))):
+        cy = vy + _VM_PAD / 2 + row * (_CELL + _VM_PAD / 2)
+        for k in range(n_slots):
+            cx = vx + _VM_PAD + k * _CELL
+            job = busy[k].task.job.id if k < len(busy) else None
+            fc = _job_colour(scene.order.get(job, 25)) if job is not None else _FREE
+            if row == 0:
+                scene.cells.append(Rectangle((cx + 0.08, cy + 0.08), 0.84, 0.84))
+            else:
+                scene.cells.append(Circle((cx + 0.5, cy + 0.5), 0.43))
+            scene.cell_fc.append(fc)
+            if scene.small and job is not None:
+                _letter(scene, cx, cy, job, fc, upper=row == 0)
+
+
+def _letter(scene: _Scene, cx: float, cy: float, job: int, fc, upper: bool) -> None:
+    """The job's queue letter in its slot (A: a map, a: a reduce), in ink that reads on
+    the slot's colour."""
+    i = scene.order.get(job)
+    mark = "?" if i is None else LETTERS[i % 26]
+    r, g, b = fc[:3]
+    ink = "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.55 else "black"
+    kw = {"fontsize": scene.font - 1, "ha": "center", "va": "center", "color": ink}
+    kw["weight"] = "bold"
+    scene.texts.append((cx + 0.5, cy + 0.52, mark if upper else mark.lower(), kw))
+
+
+def _draw_other_vm(scene: _Scene, view, host, vm, vx: float, vy: float, vw: float) -> None:
+    """An interactive VM (green within its SLA, red past it) or a DataNode-only one."""
+    from matplotlib.patches import Rectangle
+
+    app = view.interactive_app(vm)
+    if app is not None:
+        ok = app.response_s() <= app.spec.sla_s
+        fc, label = (_WEB_OK if ok else _WEB_SLA), "web"
+    else:
+        fc, label = _DATANODE, "dn"
+    scene.box(Rectangle((vx, vy), vw, 2 * _CELL + _VM_PAD), fc if host.alive else _DOWN, "#555555")
+    if scene.small:
+        kw = {"fontsize": scene.font - 1, "ha": "center", "va": "center"}
+        scene.texts.append((vx + vw / 2, vy + _CELL + _VM_PAD / 2, label, kw))
+
+
+def _add_scene(ax, scene: _Scene) -> None:
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+
+    lw = 0.6 if scene.small else 0.3
+    ax.add_collection(
+        PatchCollection(
+            scene.boxes, facecolors=scene.box_fc, edgecolors=scene.box_ec, linewidths=lw, zorder=1
+        )
+    )
+    if scene.decision_box is not None:  # on top of everything, thick: the eye finds it first
+        x, y, w, h = scene.decision_box
         ax.add_patch(
             Rectangle((x, y), w, h, fill=False, edgecolor=_DECISION, linewidth=2.0, zorder=4)
         )
     ax.add_collection(
-        PatchCollection(cells, facecolors=cell_fc, edgecolors="#555555", linewidths=lw, zorder=2)
+        PatchCollection(
+            scene.cells, facecolors=scene.cell_fc, edgecolors="#555555", linewidths=lw, zorder=2
+        )
     )
-    for x, y, t, kw in texts:
+    for x, y, t, kw in scene.texts:
         ax.text(x, y, t, zorder=3, **kw)
 
-    # title: what, when, who asks
+
+def _title(fig, view, env) -> None:
+    """What, when, who asks."""
     sc = view.scenario
+    decision = env._vm
     who = "episode over" if decision is None else f"decision: {env._kind} slot of {decision.name}"
     fig.suptitle(
         f"{sc.name} (seed {view.seed})   t = {view.now:,.0f} s   jobs done "
@@ -297,22 +327,42 @@ def render_rgb(env) -> np.ndarray:
         ha="left",
         fontsize=11,
     )
-    # legend: slot shapes, host kinds, markers; then the job colours
+
+
+def _legends(fig, view) -> None:
+    """Slot shapes, host kinds and markers; then the job colours."""
+    leg = fig.legend(
+        handles=_cluster_handles(view),
+        loc="upper left",
+        bbox_to_anchor=(0.755, 0.90),
+        fontsize=8,
+        title="cluster",
+        title_fontsize=9,
+        frameon=False,
+    )
+    leg._legend_box.align = "left"
+    fig.legend(
+        handles=_job_handles(view),
+        loc="upper left",
+        bbox_to_anchor=(0.755, 0.47),
+        fontsize=8,
+        title="active jobs (arrival order): done maps, reduces",
+        title_fontsize=9,
+        frameon=False,
+    )
+
+
+def _cluster_handles(view) -> list:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    def slot(marker: str, fc: str, label: str):
+        return Line2D([], [], marker=marker, ls="", mfc=fc, mec="#555555", ms=9, label=label)
+
     handles = [
-        Line2D([], [], marker="s", ls="", mfc=_FREE, mec="#555555", ms=9, label="map slot, free"),
-        Line2D(
-            [], [], marker="o", ls="", mfc=_FREE, mec="#555555", ms=9, label="reduce slot, free"
-        ),
-        Line2D(
-            [],
-            [],
-            marker="s",
-            ls="",
-            mfc="#9e9e9e",
-            mec="#555555",
-            ms=9,
-            label="busy: job colour (A = map,\n  a = reduce of queue job A)",
-        ),
+        slot("s", _FREE, "map slot, free"),
+        slot("o", _FREE, "reduce slot, free"),
+        slot("s", "#9e9e9e", "busy: job colour (A = map,\n  a = reduce of queue job A)"),
         Patch(fc=_NATIVE_FILL, ec="#777777", label="native host"),
         Patch(fc=_VIRTUAL_FILL, ec="#777777", label="virtualized host (VMs)"),
         Patch(fc=_DOWN, ec="#777777", label="host down (failed / evicted)"),
@@ -327,18 +377,14 @@ def render_rgb(env) -> np.ndarray:
         ]
     if False in kinds:
         handles.append(Patch(fc=_DATANODE, ec="#555555", label="DataNode-only VM"))
-    leg = fig.legend(
-        handles=handles,
-        loc="upper left",
-        bbox_to_anchor=(0.755, 0.90),
-        fontsize=8,
-        title="cluster",
-        title_fontsize=9,
-        frameon=False,
-    )
-    leg._legend_box.align = "left"
+    return handles
+
+
+def _job_handles(view) -> list:
+    from matplotlib.patches import Patch
+
     jobs = view.jobs[:14]
-    job_handles = [
+    handles = [
         Patch(
             fc=_job_colour(i),
             ec="#555555",
@@ -349,19 +395,10 @@ def render_rgb(env) -> np.ndarray:
     ]
     more = len(view.jobs) - len(jobs)
     if more > 0:
-        job_handles.append(Patch(fc="none", ec="none", label=f"... and {more} more"))
-    if not job_handles:
-        job_handles.append(Patch(fc="none", ec="none", label="(no active job)"))
-    fig.legend(
-        handles=job_handles,
-        loc="upper left",
-        bbox_to_anchor=(0.755, 0.47),
-        fontsize=8,
-        title="active jobs (arrival order): done maps, reduces",
-        title_fontsize=9,
-        frameon=False,
-    )
-    return _to_array(fig)
+        handles.append(Patch(fc="none", ec="none", label=f"... and {more} more"))
+    if not handles:
+        handles.append(Patch(fc="none", ec="none", label="(no active job)"))
+    return handles
 
 
 def _to_array(fig) -> np.ndarray:

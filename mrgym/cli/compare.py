@@ -1,0 +1,214 @@
+"""``mrgym compare``: schedulers and saved models on one scenario over seeds; the table,
+``results.csv`` and the plots in a new ``runs/compare-CONFIG-YYYYmmdd-HHMMSS`` (or
+``--out``), TensorBoard runs with ``--tensorboard``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from mrgym.cli.commands import CsvStream, _cap_model, _max_decisions, sweep_options
+from mrgym.seeds import parse_seeds
+
+
+def fresh_out_dir(config: str, root: Path = Path("runs")) -> Path:
+    """``runs/compare-CONFIG-YYYYmmdd-HHMMSS`` (``-2``, ``-3`` ... within one second): a
+    new folder per run, so a second ``compare`` never overwrites the first one's results;
+    the timestamp sorts the runs and says when each was made."""
+    base = root / f"compare-{Path(config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    root.mkdir(parents=True, exist_ok=True)
+    out, k = base, 1
+    while True:
+        try:  # created here, atomically: two compares started in one second get two folders
+            out.mkdir()
+            return out
+        except FileExistsError:
+            k += 1
+            out = base.with_name(f"{base.name}-{k}")
+
+
+#: What ``compare`` writes into its folder; the stale ones go when a run replaces them.
+COMPARE_FILES = ("results.csv", "jct_cdf.png", "jct.png", "locality.png", "throughput_fairness.png")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from mrgym.config import load_scenario
+
+    # everything that can be checked is checked before a folder is made or a run started
+    sc = load_scenario(args.config)
+    seeds = parse_seeds(args.seeds)  # before any run: a bad list fails at once
+    _require_compare_extras(args)
+    workers, backend, address = sweep_options(args)
+    policies: list = _scheduler_names(args.schedulers)
+    policies += _model_policies(args, workers == 1 and backend == "process")
+    out, made = _compare_out(args.out, sc.name)
+    try:
+        rows = _run_compare(policies, sc, seeds, out, (workers, backend, address))
+        if rows is None:  # interrupted (said so)
+            return 130
+        _report_compare(args, policies, sc, seeds, rows, out)
+    finally:
+        _drop_if_empty(out, made)
+    return 0
+
+
+def _require_compare_extras(args: argparse.Namespace) -> None:
+    from mrgym.cli.extras import require
+
+    if args.models:
+        require("mrgym compare --models")
+    if args.tensorboard:  # checked now, not after every run has finished
+        require("mrgym compare --tensorboard")
+
+
+def _scheduler_names(text: str) -> list[str]:
+    """``--schedulers``: ``all``, ``none`` or a comma-separated list (each name checked)."""
+    from mrgym import registry
+
+    if text == "none":
+        return []
+    names = registry.available() if text == "all" else [n.strip() for n in text.split(",")]
+    for n in names:
+        registry.make(n)  # fail early on an unknown name
+    return names
+
+
+def _model_policies(args: argparse.Namespace, serial: bool) -> list:
+    """``--models``, loaded here: a bad path fails now, and a model's step count is known
+    to ``--tensorboard``; parallel workers load each again from its path."""
+    cap = _max_decisions(args)  # a bad value fails with or without models
+    if not args.models:
+        return []
+    from agents.train import ModelFactory
+    from mrgym.sweep import ModelSpec
+
+    out: list = []
+    for m in args.models.split(","):
+        f = ModelFactory(m)
+        n = _cap_model(f, cap)
+        out.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name, n))
+    return out
+
+
+def _compare_out(arg: str | None, config: str) -> tuple[Path, bool]:
+    """``--out`` (checked, its files to be replaced named) or a fresh folder; and whether
+    this run made the folder (then a run that writes nothing removes it again)."""
+    if not arg:
+        return fresh_out_dir(config), True
+    out = Path(arg)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+    old = [f for f in COMPARE_FILES if (out / f).exists()]
+    if old:  # said before the runs, so there is time to Ctrl-C
+        print(f"mrgym: --out {out}: replacing its {', '.join(old)}", file=sys.stderr)
+    return out, not out.exists()
+
+
+def _drop_if_empty(folder: Path, made: bool) -> None:
+    """Remove a folder this run made when nothing was written into it (a failed or
+    interrupted compare): never one with content, which may be minutes of work."""
+    if made and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+
+
+def _run_compare(policies: list, sc, seeds: list[int], out: Path, sweep: tuple):
+    """The runs, their rows streamed to ``out/results.csv`` as they finish; None when
+    interrupted (the finished runs saved, one line said)."""
+    from mrgym.evaluate import EvaluationInterrupted, evaluate, write_csv
+
+    workers, backend, address = sweep
+    stream = CsvStream(out / "results.csv", lambda: _clear(out))
+    try:
+        return evaluate(
+            policies,
+            [sc],
+            seeds,
+            progress=True,
+            keep_logs=True,
+            workers=workers,
+            backend=backend,
+            address=address,
+            on_row=stream.write,
+        )
+    except EvaluationInterrupted as e:
+        # the finished runs may be minutes of work: save them, say where, stop in one line
+        stream.close()
+        if e.rows:
+            _clear(out)
+            write_csv(e.rows, out / "results.csv")
+            kept = f"the {len(e.rows)} finished are in {out / 'results.csv'}"
+        else:
+            kept = "none had finished, nothing written"
+        print(f"mrgym: interrupted after {len(e.rows)} of {e.total} runs; {kept}", file=sys.stderr)
+        return None
+    finally:
+        stream.close()
+
+
+def _report_compare(args, policies: list, sc, seeds: list[int], rows: list, out: Path) -> None:
+    """results.csv in grid order, the plots, the table; TensorBoard runs if asked."""
+    from mrgym.evaluate import format_seeds, job_jcts, markdown_table, plot, summarize, write_csv
+    from mrgym.summary import table_columns
+
+    _clear(out)
+    write_csv(rows, out / "results.csv")  # in grid order: the file a serial run writes
+    paths = plot(rows, out, job_jcts(rows))
+    n = len(seeds)
+    print(f"{sc.name}, {n} seed{'s' if n != 1 else ''} ({format_seeds(seeds)})\n")
+    summary = summarize(rows)
+    columns = table_columns(summary)  # the training-seed table shows the same columns
+    print(markdown_table(summary, columns))
+    if args.models:
+        _print_training_seed_table(policies, summary, columns)
+    print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
+    if args.tensorboard:
+        tb = write_tensorboard(rows, args.tensorboard, sc.name)
+        print(f"wrote TensorBoard runs to {tb}/; see them: tensorboard --logdir {args.tensorboard}")
+
+
+def _print_training_seed_table(policies: list, summary: list, columns: list) -> None:
+    """Models trained alike from several seeds also get one row per group, with the spread
+    across training seeds (the Learning issue's "mean ± std across seeds")."""
+    import yaml
+
+    from agents.config import TrainConfig, seed_groups
+    from agents.train import find_config, resolve_model_path
+    from mrgym.summary import across_training_seeds, markdown_table
+
+    configs = {}
+    for p in policies:
+        path = getattr(p, "path", None)  # ModelFactory / ModelSpec; baselines are names
+        if path is None:
+            continue
+        cfg_file = find_config(resolve_model_path(path))
+        configs[p.name] = TrainConfig.model_validate(yaml.safe_load(cfg_file.read_text()))
+    grouped = across_training_seeds(summary, seed_groups(configs))
+    if grouped:
+        print("\nAcross training seeds:\n")
+        print(markdown_table(grouped, columns))
+
+
+def _clear(out: Path) -> None:
+    """Create ``out``, without the files of an earlier ``compare`` in it (a partial run
+    must not sit beside the plots of another)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in COMPARE_FILES:
+        (out / name).unlink(missing_ok=True)
+
+
+def write_tensorboard(rows, logdir: str | Path, config: str) -> Path:
+    """Every compared policy's ``mr/`` and ``mr_eval/`` means as TensorBoard runs, one
+    per policy, in a new ``logdir/compare-CONFIG-YYYYmmdd-HHMMSS/`` (so that comparisons
+    do not scatter over ``logdir`` beside the agents' runs): baselines as constant lines
+    over the agents' step range under ``logdir``, so that agent and baselines share one
+    chart per tag.  Returns the new folder."""
+    from agents.tensorboard import write_tensorboard as write
+
+    folder = fresh_out_dir(config, Path(logdir))
+    try:
+        write(rows, logdir, out=folder)
+    finally:
+        _drop_if_empty(folder, True)
+    return folder
