@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compare)
     b = sub.add_parser(
         "bench",
-        help="environment and simulator speed (DESIGN §8 budgets)",
+        help="environment and simulator speed (docs/model.md §8 budgets)",
         formatter_class=HelpFormatter,
     )
     b.add_argument("--config", default="ila72", help="scenario for the env step rate")

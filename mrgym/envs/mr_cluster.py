@@ -301,7 +301,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         return self._obs(), self._info(False, terms)
 
     def step(self, action):
-        # an action outside the space is a caller bug, not a masked choice (DESIGN §3); a
+        # an action outside the space is a caller bug, not a masked choice (docs/model.md §3); a
         # ValueError rather than an assert so that it survives ``python -O``
         if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
             action = action.item()
