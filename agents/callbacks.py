@@ -1,4 +1,4 @@
-"""TensorBoard callbacks: DESIGN §5 metrics of finished episodes under ``mr/``, held-out
+"""TensorBoard callbacks: docs/model.md §5 metrics of finished episodes under ``mr/``, held-out
 masked evaluation under ``mr_eval/``, the hyperparameters as a text table, a progress bar."""
 
 from __future__ import annotations

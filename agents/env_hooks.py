@@ -4,7 +4,7 @@ Some schedulers act outside the task choice: HybridMR's phase I places each job 
 native or the virtual pool (``place_job``), its phase II caps, pauses and migrates VMs
 beside interactive ones every 3 s (``control``; HybridMR §III).  An agent's actions (which
 job's task on the slot that asked) cannot express these, so on hybrid48 the agents stayed
-at FIFO's level while HybridMR led (README "Learning").  With ``env.hooks: hybridmr`` the
+at FIFO's level while HybridMR led (docs/learning.md).  With ``env.hooks: hybridmr`` the
 scheduler's hooks run inside the environment, as under ``EnvPolicy``, and the agent takes
 the place of its ``decide``; the agent's own ``work_conserving`` and ``speculation``
 settings stay in force (``set_hooks(..., decides=False)``).  What HybridMR's ``decide``

@@ -12,7 +12,7 @@ seeded reset), then rebuilds the inner ``MRClusterEnv`` with overrides for:
   a provisioner's VM count scales with the hosts.  A group of DataNodes never shrinks
   below ``hdfs.replication`` hosts (HDFS needs a DataNode per replica).
 * **interference strength** — the three co-location mechanisms of the execution model
-  (mrgym/sim/params.py; DESIGN §2 "Execution"): ``execution.corunner_penalty`` (CPU
+  (mrgym/sim/params.py; docs/model.md §2 "Execution"): ``execution.corunner_penalty`` (CPU
   cache/memory contention), ``disk_thrash`` (seek thrashing of a shared disk, ILA §2.2
   Fig. 2) and ``dom0_cores_per_stream`` (Dom0 CPU per guest I/O stream, ILA §3.1), each
   times ``interference_scale`` and clipped to the schema's bounds

@@ -8,7 +8,7 @@ of job j" action does, so ``fifo``, ``fair``, ``delay`` and ``capacity`` are exp
 exactly in MRCluster-v0 (given enough job slots) — not ``dl-sched`` and ``rand-sched``,
 whose random task picks the action space cannot name, nor ``late``, which backs up the
 longest-time-left task among those below its slow-task threshold while the speculate
-action takes the job's longest-time-left task (README, "Baselines").
+action takes the job's longest-time-left task (docs/baselines.md).
 
 * ``fifo`` — Hadoop 1's JobQueueTaskScheduler: jobs in submission order; the head job with
   work gets the slot and launches its closest map (node- or rack-local first, else

@@ -49,7 +49,7 @@ Deviations and choices where the paper is silent:
 * The server-local map is found on the job's per-server pending list (HDFS metadata the
   master has) even when the simulator's task choice is Hadoop's VM-unaware one, so under
   ``execution.task_choice: hadoop`` ILA and LAO can name a map the environment's "launch a
-  map of job j" action would not pick (README, "Baselines": their gym loop is exact under
+  map of job j" action would not pick (docs/baselines.md: their gym loop is exact under
   ``nodegroup``).
 * Task demand is kept as fractions of the first worker's server (``TaskProfiler``), the
   system metrics as fractions of the requesting VM's: on a cluster of mixed host types

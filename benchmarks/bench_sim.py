@@ -1,4 +1,4 @@
-"""Simulator speed: simulated tasks per wall-second through ``run_sim`` (DESIGN §8).
+"""Simulator speed: simulated tasks per wall-second through ``run_sim`` (docs/model.md §8).
 
     python benchmarks/bench_sim.py                       # ila2400 under dl-sched
     python benchmarks/bench_sim.py --scenario ila72 --scheduler fifo --repeat 3

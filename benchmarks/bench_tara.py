@@ -1,4 +1,4 @@
-"""TARA prediction speed (DESIGN §8): one prediction of Sort 160 GB on the 80 VMs of
+"""TARA prediction speed (docs/model.md §8): one prediction of Sort 160 GB on the 80 VMs of
 ``tara80`` must take under 0.1 s (the thesis' C++ engine: 0.96 s, σ 0.019, §3.3.4.1).
 
     python benchmarks/bench_tara.py                  # median of 20 per placement

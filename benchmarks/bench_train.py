@@ -1,4 +1,4 @@
-"""The environment's share of MaskablePPO training wall time (DESIGN §8 budget: < 20 %).
+"""The environment's share of MaskablePPO training wall time (docs/model.md §8 budget: < 20 %).
 
     python benchmarks/bench_train.py                      # configs/train/maskable_ppo_ila72.yaml
     python benchmarks/bench_train.py --steps 40960 --config configs/train/ppo_ila72.yaml

@@ -27,7 +27,7 @@ if gymnasium is not None and "MRCluster-v0" not in gymnasium.registry:
 
 def __getattr__(name: str) -> ModuleType:
     # ``mrgym.envs`` is imported on first use rather than here, so that ``import mrgym.sim``
-    # (the simulator core, DESIGN §1) does not need Gymnasium; ``help(mrgym.envs...)`` and
+    # (the simulator core, docs/model.md §1) does not need Gymnasium; ``help(mrgym.envs...)`` and
     # ``mrgym.envs.MRClusterEnv`` work right after ``import mrgym``
     if name == "envs":
         return importlib.import_module("mrgym.envs")

@@ -1,4 +1,4 @@
-"""Speed measurements behind ``mrgym bench`` (DESIGN §8). Reported, never asserted."""
+"""Speed measurements behind ``mrgym bench`` (docs/model.md §8). Reported, never asserted."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def bench_env(
     envs = {
         k: gym.make("MRCluster-v0", config=config, **kw).unwrapped for k, kw in SETTINGS.items()
     }
-    cp = gym.make("CartPole-v1").unwrapped  # raw: no wrappers, as DESIGN §8 says
+    cp = gym.make("CartPole-v1").unwrapped  # raw: no wrappers, as docs/model.md §8 says
     best = dict.fromkeys(envs, 0.0)
     cart = sim_rate = 0.0
     for r in range(rounds):
@@ -96,7 +96,7 @@ def env_report(env: dict[str, float], config: str) -> str:
 def bench_sim(
     config: str = "ila2400", scheduler: str = "dl-sched", seed: int = 0
 ) -> dict[str, float]:
-    """One ``run_sim`` episode: its tasks per CPU-second of ``run()`` (DESIGN §8 counts
+    """One ``run_sim`` episode: its tasks per CPU-second of ``run()`` (docs/model.md §8 counts
     CPU time, which other load on a shared machine barely moves; the build is excluded)."""
     from mrgym.runner import build_simulation
 

@@ -3,7 +3,7 @@
 ``evaluate(["fifo", "delay"], ["ila72"], range(5))`` returns one row (a flat dict) per
 policy x scenario x seed with every metric of :func:`mrgym.metrics.episode_metrics`.
 Baselines run through ``run_sim`` (the fast path; identical metrics to the Gymnasium loop
-for the policies the action space expresses, see the README); a policy given as a
+for the policies the action space expresses, see docs/baselines.md); a policy given as a
 callable ``make_policy(env) -> object with predict(obs, info)`` runs through
 ``run_episode``.
 

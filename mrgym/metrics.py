@@ -1,4 +1,4 @@
-"""Episode metrics: the one definition every runner, harness and callback uses (DESIGN §5).
+"""Episode metrics: the one definition every runner, harness and callback uses (docs/model.md §5).
 
 All values are plain Python numbers.  JCT = finish - arrival of completed jobs; makespan =
 last finish - first arrival; locality fractions are over successful map attempts that

@@ -5,7 +5,7 @@ to :func:`run_grid`, which yields ``(index, row)`` pairs as the runs finish; the
 the rows back in grid order, so the table and CSV are those of a serial run whatever order
 the results arrive in.  Every run is self-contained: its seed is in the grid (a
 :class:`Task`), never drawn by a worker, and each simulation seeds its own
-``numpy.random.SeedSequence`` from it (DESIGN §2), so a worker's history cannot leak into
+``numpy.random.SeedSequence`` from it (docs/model.md §2), so a worker's history cannot leak into
 a result.
 
 Backends:

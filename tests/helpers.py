@@ -31,7 +31,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-# The third-party traces beside the project (DESIGN §7); tests that read them skip when absent.
+# The third-party traces (docs/model.md §7, docs/traces.md); tests that read them skip when
+# absent.
 TRACES = Path(
     os.environ.get("MRGYM_TRACES", Path(__file__).resolve().parents[2] / "shared" / "traces")
 )

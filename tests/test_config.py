@@ -33,7 +33,7 @@ def test_bundled_scenario_loads(name):
 
 
 def test_bundled_yaml_keys_are_commented():
-    """Every key with a value carries a comment (DESIGN §6 / STYLE: YAML with a comment on
+    """Every key with a value carries a comment (docs/model.md §6 / STYLE: YAML with a comment on
     every key)."""
     import re
 

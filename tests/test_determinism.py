@@ -1,4 +1,4 @@
-"""Same scenario, scheduler and seed: identical metrics and task log (DESIGN §2)."""
+"""Same scenario, scheduler and seed: identical metrics and task log (docs/model.md §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The papers' effects emerge from the fluid model (DESIGN §2), each on a small setup."""
+"""The papers' effects emerge from the fluid model (docs/model.md §2), each on a small setup."""
 
 from __future__ import annotations
 

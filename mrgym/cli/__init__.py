@@ -183,7 +183,7 @@ def _add_compare(sub) -> None:
 def _add_bench(sub) -> None:
     b = sub.add_parser(
         "bench",
-        help="environment and simulator speed (DESIGN §8 budgets)",
+        help="environment and simulator speed (docs/model.md §8 budgets)",
         formatter_class=HelpFormatter,
     )
     b.add_argument("--config", default="ila72", help="scenario for the env step rate")

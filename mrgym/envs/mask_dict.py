@@ -1,13 +1,13 @@
 """MRCluster-v0 with the action mask inside the observation: ``{"observations",
 "action_mask"}``.
 
-DESIGN §3 gives the mask two ways: ``env.action_masks()`` (MaskablePPO) and
+docs/model.md §3 gives the mask two ways: ``env.action_masks()`` (MaskablePPO) and
 ``info["action_mask"]``.  Libraries that read the mask from the observation instead --
 RLlib's action-masking RLModule (``ray.rllib.examples.rl_modules.classes.
 action_masking_rlm``), CleanRL-style and JAX agents, SB3's ``MultiInputPolicy`` -- need
 it as an observation key.  This wrapper adds that view without changing the environment
 (its spaces and reward stay those of MRCluster-v0; the default Box observation is not
-touched, DESIGN §3 "Dict or graph variants may be added as separate options"):
+touched, docs/model.md §3 "Dict or graph variants may be added as separate options"):
 
     env = DictMaskObservation(gym.make("MRCluster-v0", config="ila72"))
     obs, info = env.reset(seed=0)

@@ -96,7 +96,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     max_sim_time_s=None, speculation=False, work_conserving=True, critic_inputs=False,
     hooks_gate=False, render_mode=None)``;
     ``config`` is a bundled scenario name, a YAML path, a dict or a Scenario.  The defaults
-    are the settings that train well (the README's measured MaskablePPO run): with
+    are the settings that train well (docs/environment.md, "Masks"): with
     ``work_conserving=True`` decline is masked whenever a launch is legal, so a masked
     policy (MaskablePPO, ``mrgym.EnvPolicy``'s fallback) can never idle a slot that has
     work, and an unmasked model's (PPO, A2C, DQN) masked choice takes the first legal
@@ -301,7 +301,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         return self._obs(), self._info(False, terms)
 
     def step(self, action):
-        # an action outside the space is a caller bug, not a masked choice (DESIGN §3); a
+        # an action outside the space is a caller bug, not a masked choice (docs/model.md §3); a
         # ValueError rather than an assert so that it survives ``python -O``
         if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
             action = action.item()

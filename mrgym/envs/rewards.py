@@ -1,4 +1,4 @@
-"""Reward terms (DESIGN §3): a weighted sum of named terms, each reported in info.
+"""Reward terms (docs/model.md §3): a weighted sum of named terms, each reported in info.
 
 Between two decisions at sim times t0 < t1:
 

@@ -1,11 +1,11 @@
 """Small, single-effect experiments on the simulator: the probes behind the model-effect
 claims (:mod:`mrgym.reproduce.effects`, :mod:`mrgym.reproduce.platforms`) and ``tests/test_effects.py``.
 
-Each probe builds a tiny scenario that isolates one mechanism of the fluid model (DESIGN
-§2) — CPU sharing, disk thrash, locality, virtualization overhead, GPU speedup — and
-returns a time.  Task-duration noise is off where the paper normalizes a task to itself
-running alone, so a ratio measures the mechanism and nothing else; the seed still
-changes block placement (and, in the cluster-sized probes, the schedule).
+Each probe builds a tiny scenario that isolates one mechanism of the fluid model
+(docs/model.md §2) — CPU sharing, disk thrash, locality, virtualization overhead, GPU
+speedup — and returns a time.  Task-duration noise is off where the paper normalizes a
+task to itself running alone, so a ratio measures the mechanism and nothing else; the seed
+still changes block placement (and, in the cluster-sized probes, the schedule).
 """
 
 from __future__ import annotations

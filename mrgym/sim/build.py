@@ -6,7 +6,7 @@ hardware for a ``native`` host), optional interactive VMs, and in the split arch
 one DataNode VM per host beside data-less TaskTracker VMs (HybridMR §II).  A ``provision``
 section instead places a number of VMs onto the hosts of a group round-robin, at random or
 on the hosts it lists (``explicit``: a placement chosen outside, e.g. TARA, Lee §3.2;
-DESIGN §2: provisioning is pluggable).
+docs/model.md §2: provisioning is pluggable).
 """
 
 from __future__ import annotations

@@ -344,7 +344,7 @@ class Job:
     pending_reduces: list = field(default_factory=list)
     n_pending_maps: int = 0
     n_pending_reduces: int = 0
-    # measured demand of finished tasks (monitoring, DESIGN §2)
+    # measured demand of finished tasks (monitoring, docs/model.md §2)
     stats: dict = field(
         default_factory=lambda: {MAP: [0, 0.0, 0.0, 0.0, 0.0], REDUCE: [0, 0.0, 0.0, 0.0, 0.0]}
     )  # n, sum s, sum cpu s, sum MB read, sum MB written (Hadoop's CPU and FileSystem counters)

@@ -1,4 +1,4 @@
-"""The one protocol every policy implements (DESIGN §4).
+"""The one protocol every policy implements (docs/model.md §4).
 
 The simulator asks a :class:`Scheduler` three kinds of question:
 

@@ -131,7 +131,7 @@ class Simulation:
             job = Job(jid, spec, [], [])
             prof = spec.profile
             if prof.has_input and spec.input_mb > 0:
-                # one map per block (DESIGN §2)
+                # one map per block (docs/model.md §2)
                 f = self.hdfs.create_file(
                     f"{spec.name}.in", spec.input_mb, self.rng.placement, n_blocks=spec.n_maps
                 )
