@@ -45,6 +45,7 @@ import copy
 import functools
 import inspect
 import math
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -71,8 +72,8 @@ def swim_trace(trace_dir: str | Path | None) -> Path:
     p = Path(trace_dir or ".") / SWIM_FILE
     if trace_dir is None or not p.is_file():
         raise FileNotFoundError(
-            f"SWIM trace {SWIM_FILE} not found in {trace_dir} (pass --trace-dir, e.g. "
-            "../shared/traces/swim_fb)"
+            f"SWIM trace {SWIM_FILE} not found in {trace_dir} (pass --trace-dir, or set "
+            "MRGYM_TRACES to the folder that holds swim_fb/; docs/traces.md says where to get it)"
         )
     return p.resolve()
 
@@ -318,7 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", nargs="*", default=[], metavar="NAME=PATH")
     ap.add_argument("--baselines", default="fair,delay", help="comma-separated registry names")
     ap.add_argument("--seeds", default="0-2", help="e.g. 0-4 or 1,3,9")
-    ap.add_argument("--trace-dir", default="../shared/traces/swim_fb")
+    # the trace is not shipped (docs/traces.md): MRGYM_TRACES names the folder that holds it
+    traces = os.environ.get("MRGYM_TRACES")
+    ap.add_argument("--trace-dir", default=str(Path(traces) / "swim_fb") if traces else None)
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated")
     ap.add_argument("--out", default="runs/generalize")
     a = ap.parse_args(argv)
