@@ -163,8 +163,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     workers, backend, address = sweep_options(args)
     cap = _max_decisions(args)
     if args.models:
+        from agents.model_policy import ModelSpec
         from agents.train import ModelFactory
-        from mrgym.sweep import ModelSpec
 
         for m in args.models.split(","):
             f = ModelFactory(m)  # loaded here: a bad path fails now, and its step count
@@ -227,7 +227,10 @@ def _print_training_seed_table(policies: list, summary: list, columns: list) -> 
         path = getattr(p, "path", None)  # ModelFactory / ModelSpec; baselines are names
         if path is None:
             continue
-        cfg_file = find_config(resolve_model_path(path))
+        try:
+            cfg_file = find_config(resolve_model_path(path))
+        except FileNotFoundError:  # a model saved by one's own script: no training config
+            continue
         configs[p.name] = TrainConfig.model_validate(yaml.safe_load(cfg_file.read_text()))
     grouped = across_training_seeds(summary, seed_groups(configs))
     if grouped:
