@@ -299,10 +299,10 @@ def space_settings(data: dict[str, Any], zip_path: Path, kw: dict[str, Any]) -> 
     """``job_slots`` and ``critic_inputs`` from a saved model's spaces: the action space is
     ``Discrete(3 K + 1)``, the observation ``Box`` has one entry per feature of
     :mod:`mrgym.envs.observation` (K job slots, the critic's features when on)."""
-    n = data.get("action_space", {}).get("n")
+    n = _int(data.get("action_space", {}).get("n"))  # SB3 writes it as a string
     shape = data.get("observation_space", {}).get("_shape")
     head = len(VM_FEATURES) + len(GLOBAL_FEATURES)
-    if not isinstance(n, int) or (n - 1) % 3 or n < 4 or not shape or len(shape) != 1:
+    if n is None or (n - 1) % 3 or n < 4 or not shape or len(shape) != 1:
         raise ValueError(
             f"{zip_path}: action space n={n}, observation shape {shape}: not a model of "
             "MRCluster-v0 (expected Discrete(3 * job_slots + 1) and a flat Box)"
@@ -325,6 +325,13 @@ def space_settings(data: dict[str, Any], zip_path: Path, kw: dict[str, Any]) -> 
     if extra:
         out["critic_inputs"] = True
     return out
+
+
+def _int(x: Any) -> int | None:
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
 
 
 # saved models loaded in this process, by (path, name, cap): a worker loads each model once,
