@@ -266,7 +266,7 @@ def test_no_import_runs_upward():
     assert not bad, [f"{e.src}:{e.line} imports {e.dst}" for e in bad]
 
 
-def test_no_import_cycle_except_the_simulators_type_only_one():
+def test_no_import_cycle_but_type_only_ones_inside_a_package():
     runtime = cycles([e for e in OURS if not e.typing_only])
     assert not runtime, runtime
     # annotations only (``if TYPE_CHECKING:``), within one package: the simulator's parts
