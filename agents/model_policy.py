@@ -265,14 +265,19 @@ def _load_bare(cls, zip_path: Path, env_kwargs, algorithm, name, deterministic) 
     scenario = kw.pop("config", None)
     kw.update(space_settings(data, zip_path, kw))
     model = algorithm_class(algorithm).load(str(zip_path), device="cpu")
+    from agents.config import EvalConfig
+
     stem = zip_path.parent.name if zip_path.name == "model.zip" else zip_path.stem
-    return cls(
+    policy = cls(
         model,
         deterministic=deterministic,
         name=name or f"{algorithm}:{stem}",
         env_kwargs=kw,
         scenario=scenario,
     )
+    # compare's default decision cap, as for a run whose config left eval.max_steps alone
+    policy.eval_max_steps = EvalConfig().max_steps
+    return policy
 
 
 def _saved_data(zip_path: Path) -> dict[str, Any]:

@@ -7,9 +7,10 @@ for the policies the action space expresses, see the README); a policy given as 
 callable ``make_policy(env) -> object with predict(obs, info)`` runs through
 ``run_episode``.
 
-The numbers over seeds (:func:`summarize`, :func:`markdown_table`, :func:`write_csv`) are
-in :mod:`mrgym.summary`, the figures (:func:`plot`) in :mod:`mrgym.plots`; both are
-importable from here as well.
+One run's row (:func:`run_row`, :func:`flatten`) is made in :mod:`mrgym.rows`, the grid
+runs through :mod:`mrgym.sweep`, the numbers over seeds (:func:`summarize`,
+:func:`markdown_table`, :func:`write_csv`) are in :mod:`mrgym.summary` and the figures
+(:func:`plot`) in :mod:`mrgym.plots`; all are importable from here as well.
 """
 
 from __future__ import annotations

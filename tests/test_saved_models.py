@@ -35,7 +35,7 @@ def test_a_bare_zip_loads_with_the_settings_its_spaces_imply(bare_ppo):
     p = ModelPolicy.load(bare_ppo)
     assert type(p.model).__name__ == "PPO" and p.name == "ppo:my_ppo"
     assert p.env_kwargs == {"job_slots": 4} and p.scenario is None
-    assert p.model.num_timesteps == 128
+    assert p.model.num_timesteps == 128 and p.eval_max_steps == 200_000  # compare's cap
     env = p.make_env("lee-gpu", max_sim_time_s=600)
     assert env.observation_space.shape == (23 + 4 * 21,)
     r = mrgym.run_episode(env, p, seed=0, max_steps=40)
