@@ -7,8 +7,12 @@ and one edge per import statement anywhere in a file (inside functions too), exc
   lazily, on purpose);
 - a module-level ``__getattr__`` (PEP 562): a lazy re-export, run only when a user asks
   for the name (``mrgym.ModelPolicy``);
-- imports under ``if TYPE_CHECKING:`` are kept but marked: only the simulator's cycle may
-  consist of them.
+- imports under ``if TYPE_CHECKING:`` are kept but marked: a cycle may consist of them
+  only inside one package (the simulator's parts annotate each other's types).
+
+``import a.b.c`` and ``from a.b import c`` are edges to the deepest module they name
+(``a.b.c`` when it is a module); the parent packages' ``__init__`` that Python also runs
+are not counted.
 
 ``python tests/test_layers.py`` prints the graph's upward imports and cycles.
 """

@@ -129,7 +129,18 @@ def test_space_settings_and_algorithm_read_only_the_json():
 def test_compare_takes_a_bare_zip(bare_ppo, tmp_path, capsys):
     from mrgym.cli import main
 
-    args = ["compare", "--config", "lee-gpu", "--seeds", "0", "--schedulers", "fifo"]
+    # one worker: in this process, no spawned interpreters importing torch again
+    args = [
+        "compare",
+        "--config",
+        "lee-gpu",
+        "--seeds",
+        "0",
+        "--schedulers",
+        "fifo",
+        "--workers",
+        "1",
+    ]
     out = tmp_path / "cmp"
     assert main([*args, "--models", str(bare_ppo), "--max-decisions", "50", "--out", str(out)]) == 0
     text = capsys.readouterr().out
