@@ -116,8 +116,9 @@ class ModelPolicy:
         model saved by one's own SB3 script), the algorithm comes from the .zip
         (``algorithm`` overrides it) and the job slots and critic inputs from its saved
         spaces; ``env_kwargs`` gives the other settings the model was trained with
-        (``queue_order``, ``speculation``, ...; the environment's defaults otherwise).  A
-        .zip whose spaces no ``MRCluster-v0`` has is a one-line ``ValueError``."""
+        (``queue_order``, ``speculation``, ...; the environment's defaults otherwise; a
+        ``config`` key is the scenario ``make_env`` builds).  A .zip whose spaces no
+        ``MRCluster-v0`` has is a one-line ``ValueError``."""
         from agents.train import resolve_model_path
 
         zip_path = resolve_model_path(path)

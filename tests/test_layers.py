@@ -306,14 +306,22 @@ def test_the_architecture_page_names_every_module():
 
 
 def _functions() -> list[tuple[str, int]]:
+    """(``path::Class.function``, its length in lines) of every function."""
     out = []
+
+    def walk(node: ast.AST, rel: str, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out.append((f"{rel}::{name}", child.end_lineno - child.lineno + 1))
+                walk(child, rel, name + ".")
+            else:
+                walk(child, rel, prefix)
+
     for d in CODE_DIRS:
         for path in sorted((ROOT / d).rglob("*.py")):
-            rel = path.relative_to(ROOT).as_posix()
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    n = node.end_lineno - node.lineno + 1
-                    out.append((f"{rel}::{node.name}:{node.lineno}", n))
+            walk(ast.parse(path.read_text()), path.relative_to(ROOT).as_posix(), "")
     return out
 
 
