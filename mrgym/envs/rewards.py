@@ -112,7 +112,9 @@ def markdown_table(terms: tuple[RewardTerm, ...] = TERMS) -> str:
     return "\n".join(lines)
 
 
-__doc__ = (__doc__ or "") + "".join(f"\n* ``{t.name}``: {t.doc};" for t in TERMS)
+__doc__ = (
+    (__doc__ or "") + "\nThe terms:\n\n" + "".join(f"* ``{t.name}``: {t.doc}\n" for t in TERMS)
+)
 
 
 def check_weights(weights: dict[str, float] | None) -> dict[str, float]:
