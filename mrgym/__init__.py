@@ -7,7 +7,7 @@ holds its class (``mrgym.envs.MRClusterEnv``).
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import Any
 
 try:
     import gymnasium
@@ -18,19 +18,25 @@ from mrgym.config import Scenario, ScenarioError, available_scenarios, load_scen
 
 # the harness function shadows its module name on purpose: ``mrgym.evaluate(...)``
 from mrgym.evaluate import evaluate  # noqa: I001
-from mrgym.policy import EnvPolicy, ModelPolicy
+from mrgym.policy import EnvPolicy
 from mrgym.runner import EpisodeResult, SimResult, run_episode, run_sim
 
 if gymnasium is not None and "MRCluster-v0" not in gymnasium.registry:
     gymnasium.register(id="MRCluster-v0", entry_point="mrgym.envs.mr_cluster:MRClusterEnv")
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> Any:
     # ``mrgym.envs`` is imported on first use rather than here, so that ``import mrgym.sim``
     # (the simulator core, docs/model.md §1) does not need Gymnasium; ``help(mrgym.envs...)`` and
     # ``mrgym.envs.MRClusterEnv`` work right after ``import mrgym``
     if name == "envs":
         return importlib.import_module("mrgym.envs")
+    # ModelPolicy lives with the agents (loading a model needs SB3): mrgym.policy
+    # re-exports it on first use, so ``import mrgym`` imports neither agents nor torch
+    if name == "ModelPolicy":
+        from mrgym import policy
+
+        return policy.ModelPolicy
     raise AttributeError(f"module 'mrgym' has no attribute {name!r}")
 
 

@@ -7,9 +7,10 @@ for the policies the action space expresses, see docs/baselines.md); a policy gi
 callable ``make_policy(env) -> object with predict(obs, info)`` runs through
 ``run_episode``.
 
-The numbers over seeds (:func:`summarize`, :func:`markdown_table`, :func:`write_csv`) are
-in :mod:`mrgym.summary`, the figures (:func:`plot`) in :mod:`mrgym.plots`; both are
-importable from here as well.
+One run's row (:func:`run_row`, :func:`flatten`) is made in :mod:`mrgym.rows`, the grid
+runs through :mod:`mrgym.sweep`, the numbers over seeds (:func:`summarize`,
+:func:`markdown_table`, :func:`write_csv`) are in :mod:`mrgym.summary` and the figures
+(:func:`plot`) in :mod:`mrgym.plots`; all are importable from here as well.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from mrgym.plots import (  # noqa: F401 - re-exported
     policy_colors,
     wrap_label,
 )
-from mrgym.runner import Progress, progress_mode, run_episode, run_sim
+from mrgym.rows import flatten, run_row  # noqa: F401 - re-exported
+from mrgym.runner import Progress, progress_mode
 from mrgym.summary import (  # noqa: F401 - re-exported
     SPREADS,
     SUMMARY,
@@ -38,20 +40,7 @@ from mrgym.summary import (  # noqa: F401 - re-exported
     summarize,
     write_csv,
 )
-
-
-def flatten(metrics: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for k, v in metrics.items():
-        if isinstance(v, dict):
-            for kk, vv in v.items():
-                row[f"{k}.{kk}"] = vv
-        else:
-            row[k] = v
-    loc = metrics["map_locality"]
-    row["local_frac"] = loc["node"] + loc["server"]
-    row["small_jct_s"] = metrics["mean_jct_by_class_s"].get("small")
-    return row
+from mrgym.sweep import Task, run_grid
 
 
 class EvaluationInterrupted(KeyboardInterrupt):
@@ -86,8 +75,6 @@ def evaluate(
     the runs finish in, so the table is the same (``wall_s`` aside).  ``on_row(row)`` is
     called on each row as it arrives (finish order), e.g. to stream it to a file.
     Ctrl-C raises :class:`EvaluationInterrupted` with the finished rows (grid order)."""
-    from mrgym.sweep import Task, run_grid
-
     policies, scenarios, seeds = list(policies), list(scenarios), list(seeds)
     runs = [(p, s, seed) for s in scenarios for p in policies for seed in seeds]
     tasks = [
@@ -129,46 +116,3 @@ def evaluate(
         if bar is not None:
             bar.close()
     return [got[i] for i in sorted(got)]
-
-
-def run_row(pol, sc, seed: int, env_kwargs: dict, keep_logs: bool = False) -> dict[str, Any]:
-    """One run of the grid as its flat row (the unit of work of :mod:`mrgym.sweep`)."""
-    name, metrics, wall, log = _run_one(pol, sc, seed, env_kwargs)
-    sc_name = sc if isinstance(sc, str) else getattr(sc, "name", "scenario")
-    row = {"policy": name, "scenario": sc_name, "seed": seed, "wall_s": wall}
-    row.update(flatten(metrics))
-    if keep_logs:
-        row["_jobs"] = log
-    return row
-
-
-def _run_one(pol, sc, seed: int, env_kwargs: dict):
-    # a factory ``make_policy(env)`` or a policy object (``ModelPolicy.load(run)``) runs in
-    # the gym loop; a scheduler (name or object) runs directly
-    factory = callable(pol) and not hasattr(pol, "decide") and not isinstance(pol, str)
-    if factory or (hasattr(pol, "predict") and not hasattr(pol, "decide")):
-        import gymnasium as gym
-
-        from mrgym.policy import BINDING_SETTINGS
-
-        # a saved model brings its training settings; the caller's env_kwargs may change
-        # the others (reward weights, time cap) but not the ones its actions depend on
-        own = getattr(pol, "env_kwargs", None) or {}
-        for key in BINDING_SETTINGS:
-            if key in own and key in env_kwargs and env_kwargs[key] != own[key]:
-                name = getattr(pol, "name", "model")
-                raise ValueError(
-                    f"env_kwargs {key}={env_kwargs[key]!r}: {name} was trained with "
-                    f"{key}={own[key]!r}"
-                )
-        kw = {**own, **env_kwargs}
-        env = gym.make("MRCluster-v0", config=sc, **kw)
-        policy = pol(env) if factory else pol
-        r = run_episode(env, policy, seed, max_steps=getattr(policy, "max_decisions", None))
-        jobs = [
-            (j.id, j.name, len(j.maps), j.arrived_s, j.finish_s) for j in env.unwrapped.sim.jobs
-        ]
-        env.close()
-        return getattr(policy, "name", "model"), r.metrics, r.wall_s, jobs
-    r = run_sim(sc, pol, seed)
-    return r.scheduler, r.metrics, r.wall_s, r.jobs

@@ -165,7 +165,7 @@ class Metric:
     """One metric: its key, its names in each output and how its value is shown."""
 
     key: str
-    """Its key in a flat row (:func:`mrgym.evaluate.flatten`): ``"mean_jct_s"``, a nested
+    """Its key in a flat row (:func:`mrgym.rows.flatten`): ``"mean_jct_s"``, a nested
     value as ``"map_locality.node"``; :func:`metric_value` reads either form."""
     label: str
     """Its row label in ``mrgym simulate``'s table."""
@@ -234,7 +234,7 @@ METRICS: tuple[Metric, ...] = (
         for lv in LEVELS
     ),
     *(Metric(f"mean_jct_by_class_s.{c}", f"mean JCT, {c} jobs (s)") for c, _, _ in SIZE_CLASSES),
-    # derived by mrgym.evaluate.flatten for the comparison
+    # derived by mrgym.rows.flatten for the comparison
     Metric("small_jct_s", "small-job JCT (s)", column="small-job JCT (s)", simulate=False),
     Metric(
         "local_frac",

@@ -1,12 +1,14 @@
 """Policies in the Gymnasium loop: a Scheduler wrapped as an agent, or an SB3 model.
 
 Both expose ``predict(obs, info) -> action`` so :func:`mrgym.run_episode` runs baselines
-and learned agents through one loop.
+and learned agents through one loop.  :class:`EnvPolicy` is here; ``ModelPolicy`` (and
+its ``DECODES``) live with the learning side, :mod:`agents.model_policy`, as loading a
+model needs SB3: this module re-exports them on first use (PEP 562), so importing it
+imports neither ``agents`` nor torch.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -76,7 +78,7 @@ BINDING_SETTINGS = (
 )
 
 
-def _env_setting(env, key: str) -> Any:
+def env_setting(env, key: str) -> Any:
     """One of ``BINDING_SETTINGS`` as the environment ``env`` applies it."""
     u = env.unwrapped
     codec = u.codec
@@ -87,174 +89,13 @@ def _env_setting(env, key: str) -> Any:
     return getattr(codec, key)
 
 
-# How a deterministic model turns its action distribution into one action:
-# "argmax": the most likely action (SB3's deterministic predict);
-# "launch-first": decline only if it holds at least half of the legal probability, else the
-#   most likely launch.  Decline is one action against up to 3K launches: a policy that
-#   launches 70 % of the time, spread over several jobs, can still have decline as its
-#   single most likely action, and argmax then holds every slot back (a trained ila72
-#   policy finished 5 of 25 jobs within 30 000 decisions while its sampled episodes
-#   finished all 25).  Deciding launch-or-not first, then which, keeps the policy's own
-#   launch rate's majority;
-# "sample": an action drawn from the masked distribution by a generator seeded with the
-#   episode's seed (run_episode calls start_episode), so results stay a function of the
-#   seed.  The policy as trained: its training episodes are sampled.
-DECODES = ("argmax", "launch-first", "sample")
+# names that live in agents.model_policy, re-exported on first use
+_LAZY = ("ModelPolicy", "DECODES")
 
 
-class ModelPolicy:
-    """An SB3 model (MaskablePPO gets the action mask; others rely on decline-on-invalid).
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import agents.model_policy
 
-    ``ModelPolicy.load(run_dir_or_zip)`` also carries the training env settings
-    (``env_kwargs``, ``scenario``): ``make_env()`` builds that env, ``mrgym.evaluate``
-    builds its envs from them, and ``bind(env)`` (called by ``run_episode``) raises a
-    one-line ``ValueError`` when ``env`` differs in a setting the model depends on.  A bare
-    ``ModelPolicy(model)`` checks the spaces only.
-    """
-
-    def __init__(
-        self,
-        model,
-        deterministic: bool = True,
-        name: str | None = None,
-        env_kwargs: dict[str, Any] | None = None,
-        scenario: str | None = None,
-        decode: str = "argmax",
-        max_decisions: int | None = None,
-    ):
-        if decode not in DECODES:
-            raise ValueError(f"decode: must be one of {DECODES}, got {decode!r}")
-        self.model = model
-        self.deterministic = deterministic
-        self.decode = decode
-        self._rng = np.random.default_rng(0)  # "sample": re-seeded by start_episode
-        self.name = name or type(model).__name__
-        self.maskable = "action_masks" in model.predict.__code__.co_varnames
-        # the training env's keyword arguments, without the scenario (``config``)
-        self.env_kwargs: dict[str, Any] = dict(env_kwargs or {})
-        self.scenario = scenario
-        # the harness cuts an episode after this many decisions (None: never): a model that
-        # holds every slot back would otherwise run on to the time cap (mrgym compare)
-        self.max_decisions = max_decisions
-        # the training config's cap on its held-out evaluations (``eval.max_steps``)
-        self.eval_max_steps: int | None = None
-        # a scheduler whose hooks ran in the training env (``env.hooks``): bind installs a
-        # fresh one, so the model is evaluated with them (agents/env_hooks.py)
-        self.hooks: str | None = None
-
-    @classmethod
-    def load(
-        cls,
-        path: str | Path,
-        deterministic: bool = True,
-        name: str | None = None,
-        decode: str | None = None,
-        max_decisions: int | None = None,
-    ) -> ModelPolicy:
-        """A saved model (a run folder, its model.zip or a checkpoint) with the training
-        config saved beside it (``config.yaml``, written by ``mrgym train``); ``decode``
-        defaults to the config's ``eval.decode``."""
-        # lazy: mrgym imports without the rl extras (torch, SB3)
-        from agents.train import env_kwargs, load_model, model_label, resolve_model_path
-
-        zip_path = resolve_model_path(path)
-        model, cfg = load_model(zip_path)
-        kw = env_kwargs(cfg)
-        scenario = kw.pop("config")
-        policy = cls(
-            model,
-            deterministic=deterministic,
-            name=name or model_label(zip_path, cfg),
-            env_kwargs=kw,
-            scenario=scenario,
-            decode=decode or cfg.eval.decode,
-            max_decisions=max_decisions,
-        )
-        policy.eval_max_steps = cfg.eval.max_steps
-        policy.hooks = cfg.env.hooks
-        return policy
-
-    def make_env(self, config=None, **kwargs):
-        """``gym.make("MRCluster-v0", ...)`` with the training settings (``config``: another
-        scenario; ``kwargs`` override the non-binding ones, e.g. ``render_mode``)."""
-        import gymnasium as gym
-
-        kw = {**self.env_kwargs, **kwargs}
-        return gym.make("MRCluster-v0", config=config or self.scenario or "ila72", **kw)
-
-    def bind(self, env) -> None:
-        """Refuse an env whose spaces or binding settings differ from the model's; install
-        the training env's hooks (``hooks``) in it."""
-        for what, mine, theirs in (
-            ("action space", self.model.action_space, env.action_space),
-            ("observation space", self.model.observation_space, env.observation_space),
-        ):
-            if getattr(mine, "shape", None) != getattr(theirs, "shape", None) or getattr(
-                mine, "n", None
-            ) != getattr(theirs, "n", None):
-                raise ValueError(
-                    f"{self.name}: the env's {what} {theirs} does not match the model's {mine}"
-                    f"{_hint(self)}"
-                )
-        for key in BINDING_SETTINGS:
-            if key not in self.env_kwargs:
-                continue
-            theirs = _env_setting(env, key)
-            if theirs != self.env_kwargs[key]:
-                raise ValueError(
-                    f"{self.name}: env {key}={theirs!r} but the model was trained with "
-                    f"{key}={self.env_kwargs[key]!r}{_hint(self)}"
-                )
-        if self.hooks is not None:
-            from mrgym.registry import make
-
-            env.unwrapped.set_hooks(make(self.hooks), decides=False)
-
-    def start_episode(self, seed: int) -> None:
-        """Called by :func:`mrgym.run_episode` before the reset: seeds "sample"."""
-        self._rng = np.random.default_rng([int(seed), 0x5A4D])
-
-    def predict(self, obs: np.ndarray, info: dict[str, Any] | None = None) -> int:
-        if self.decode != "argmax" and info is not None:
-            mask = info["action_mask"].astype(bool)
-            if self.decode == "sample":
-                p = self._probs(obs, mask)
-                return int(self._rng.choice(len(p), p=p / p.sum()))
-            if self.deterministic:
-                return self._launch_first(obs, mask)
-        if self.maskable and info is not None:
-            a, _ = self.model.predict(
-                obs, action_masks=info["action_mask"].astype(bool), deterministic=self.deterministic
-            )
-        else:
-            a, _ = self.model.predict(obs, deterministic=self.deterministic)
-        return int(a)
-
-    def _launch_first(self, obs: np.ndarray, mask: np.ndarray) -> int:
-        """Decline iff it has at least half of the legal actions' probability, else the
-        most likely legal launch (``DECODES``); the decline action is the last one."""
-        probs = self._probs(obs, mask)
-        launch = probs[:-1]
-        if not mask[:-1].any() or probs[-1] >= launch.sum():
-            return len(probs) - 1
-        return int(np.argmax(np.where(mask[:-1], launch, -1.0)))
-
-    def _probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The policy's action probabilities, 0 on illegal actions (float64)."""
-        import torch as th  # lazy: mrgym imports without the rl extras
-
-        policy = self.model.policy
-        obs_t, _ = policy.obs_to_tensor(obs)
-        with th.no_grad():
-            if self.maskable:
-                dist = policy.get_distribution(obs_t, action_masks=mask)
-            else:
-                dist = policy.get_distribution(obs_t)
-            probs = dist.distribution.probs[0].cpu().numpy().astype(np.float64)
-        return np.where(mask, probs, 0.0)
-
-
-def _hint(policy: ModelPolicy) -> str:
-    if policy.env_kwargs:
-        return "; build the env with policy.make_env() or gym.make(..., **policy.env_kwargs)"
-    return "; ModelPolicy.load(run_dir) knows the training settings"
+        return getattr(agents.model_policy, name)
+    raise AttributeError(f"module 'mrgym.policy' has no attribute {name!r}")

@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mrgym.rows import run_row
+
 BACKENDS = ("process", "ray")
 # the environment variables Ray 2.60 reads its token from (besides ~/.ray/auth_token)
 TOKEN_VARS = ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
@@ -51,7 +53,7 @@ class Task:
     """One run of the grid; ``index`` is its place in the serial order."""
 
     index: int
-    policy: Any  # a registered name, a Scheduler object or a ModelSpec
+    policy: Any  # a registered name, a Scheduler object or agents.model_policy.ModelSpec
     scenario: Any  # a Scenario object or a scenario name / YAML path
     seed: int
     env_kwargs: dict = field(default_factory=dict)
@@ -60,46 +62,9 @@ class Task:
 
 def run_task(task: Task) -> tuple[int, dict[str, Any]]:
     """The worker function (top level, so that ``spawn`` and Ray can import it)."""
-    from mrgym.evaluate import run_row
-
     return task.index, run_row(
         task.policy, task.scenario, task.seed, task.env_kwargs, task.keep_logs
     )
-
-
-# saved models loaded in this process, by (path, name): a worker loads each model once,
-# not once per seed
-_MODELS: dict[tuple[str, str | None, int | None], Any] = {}
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A saved model as picklable data (its path): each worker process loads it itself.
-
-    ``evaluate`` treats it as a policy factory: ``spec(env)`` returns the
-    :class:`mrgym.ModelPolicy`, and ``env_kwargs`` are the model's training settings.  On a
-    multi-machine Ray cluster the path must exist on every node (shared storage)."""
-
-    path: str
-    name: str | None = None
-    max_decisions: int | None = None  # ModelPolicy.max_decisions
-
-    def load(self):
-        key = (self.path, self.name, self.max_decisions)
-        if key not in _MODELS:
-            from mrgym.policy import ModelPolicy
-
-            _MODELS[key] = ModelPolicy.load(
-                self.path, name=self.name, max_decisions=self.max_decisions
-            )
-        return _MODELS[key]
-
-    @property
-    def env_kwargs(self) -> dict[str, Any]:
-        return self.load().env_kwargs
-
-    def __call__(self, env):
-        return self.load()
 
 
 def check_picklable(tasks: Sequence[Task]) -> None:
@@ -120,7 +85,7 @@ def check_picklable(tasks: Sequence[Task]) -> None:
                 raise ValueError(
                     f"workers > 1: {what} {name!r} cannot be sent to a worker process "
                     f"({type(e).__name__}: {e}); pass a registered name, a scheduler object "
-                    "or mrgym.sweep.ModelSpec(path), or run with workers=1"
+                    "or agents.model_policy.ModelSpec(path), or run with workers=1"
                 ) from None
 
 
@@ -240,27 +205,63 @@ def ray_session(address: str | None = None, num_cpus: int | None = None, **init_
     if ray.is_initialized():
         yield ray
         return
-    import logging
-    import secrets
-    from pathlib import Path
-
-    has_token = (
-        any(os.environ.get(v) for v in TOKEN_VARS)
-        or (Path.home() / ".ray" / "auth_token").is_file()
-    )
     address = address or os.environ.get("RAY_ADDRESS") or None
-    added = mode_set = None
-    if address is None and not has_token:
-        global _SESSION_TOKEN
-        # one token per process: Ray's C++ token loader caches the first one it reads, so
-        # a second local cluster in this process must get the same
-        _SESSION_TOKEN = _SESSION_TOKEN or secrets.token_hex(32)
-        added = os.environ["RAY_AUTH_TOKEN"] = _SESSION_TOKEN
-    elif address is not None and has_token and "RAY_AUTH_MODE" not in os.environ:
-        # ray.init(address=...) sends the token only in token mode (Ray 2.60 turns it on
-        # by itself for a local cluster, never for an explicit address)
-        mode_set = os.environ["RAY_AUTH_MODE"] = "token"
-        _refresh_ray_config()
+    auth = _RayAuth.set_up(address)
+    try:
+        _init(ray, address, num_cpus, init_kw, auth)
+    except ValueError:
+        auth.undo()
+        raise
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        auth.undo()
+
+
+@dataclass
+class _RayAuth:
+    """What :func:`ray_session` set in the environment for Ray's token authentication."""
+
+    has_token: bool  # the user has one configured (variables or ~/.ray/auth_token)
+    added: str | None = None  # the session token put in RAY_AUTH_TOKEN
+    mode_set: bool = False  # RAY_AUTH_MODE=token set for an explicit address
+
+    @classmethod
+    def set_up(cls, address: str | None) -> _RayAuth:
+        import secrets
+        from pathlib import Path
+
+        auth = cls(
+            any(os.environ.get(v) for v in TOKEN_VARS)
+            or (Path.home() / ".ray" / "auth_token").is_file()
+        )
+        if address is None and not auth.has_token:
+            global _SESSION_TOKEN
+            # one token per process: Ray's C++ token loader caches the first one it reads,
+            # so a second local cluster in this process must get the same
+            _SESSION_TOKEN = _SESSION_TOKEN or secrets.token_hex(32)
+            auth.added = os.environ["RAY_AUTH_TOKEN"] = _SESSION_TOKEN
+        elif address is not None and auth.has_token and "RAY_AUTH_MODE" not in os.environ:
+            # ray.init(address=...) sends the token only in token mode (Ray 2.60 turns it on
+            # by itself for a local cluster, never for an explicit address)
+            os.environ["RAY_AUTH_MODE"] = "token"
+            auth.mode_set = True
+            _refresh_ray_config()
+        return auth
+
+    def undo(self) -> None:
+        if self.added is not None and os.environ.get("RAY_AUTH_TOKEN") == self.added:
+            del os.environ["RAY_AUTH_TOKEN"]
+        if self.mode_set:
+            os.environ.pop("RAY_AUTH_MODE", None)
+            _refresh_ray_config()
+
+
+def _init(ray, address: str | None, num_cpus: int | None, init_kw: dict, auth: _RayAuth) -> None:
+    """``ray.init``; a failure is one ``ValueError`` line (with where a token goes)."""
+    import logging
+
     kw: dict[str, Any] = {
         "include_dashboard": False,
         "log_to_driver": False,
@@ -269,7 +270,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None, **init_
     }
     if address is None:
         kw["num_cpus"] = num_cpus
-    if added is not None:
+    if auth.added is not None:
         # Ray warns that it turned token authentication on: we chose that on purpose
         logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(
             logging.ERROR
@@ -279,30 +280,16 @@ def ray_session(address: str | None = None, num_cpus: int | None = None, **init_
         # (address=None would join that one, and refuse num_cpus)
         ray.init(address=address or "local", **kw)
     except Exception as e:
-        if added is not None:
-            os.environ.pop("RAY_AUTH_TOKEN", None)
-        if mode_set is not None:
-            os.environ.pop("RAY_AUTH_MODE", None)
-            _refresh_ray_config()
         text = " ".join(str(e).split())[:300]
         hint = (
             "; set RAY_AUTH_TOKEN (run `ray get-auth-token` on the head node) or copy its "
             "~/.ray/auth_token here"
-            if address and (not has_token or "token" in text.lower())
+            if address and (not auth.has_token or "token" in text.lower())
             else ""
         )
         raise ValueError(
             f"Ray could not start{f' at {address}' if address else ''}: {text}{hint}"
         ) from None
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        if added is not None and os.environ.get("RAY_AUTH_TOKEN") == added:
-            del os.environ["RAY_AUTH_TOKEN"]
-        if mode_set is not None:
-            os.environ.pop("RAY_AUTH_MODE", None)
-            _refresh_ray_config()
 
 
 def _refresh_ray_config() -> None:

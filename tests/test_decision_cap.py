@@ -10,8 +10,8 @@ import pytest
 from helpers import run_cli
 from test_agents import _cfg
 
+from agents.model_policy import ModelSpec
 from mrgym.summary import markdown_table, summarize
-from mrgym.sweep import ModelSpec
 
 
 def _row(policy: str, seed: int, jct: float, truncated) -> dict:

@@ -81,8 +81,8 @@ def _model_policies(args: argparse.Namespace, serial: bool) -> list:
     cap = _max_decisions(args)  # a bad value fails with or without models
     if not args.models:
         return []
+    from agents.model_policy import ModelSpec
     from agents.train import ModelFactory
-    from mrgym.sweep import ModelSpec
 
     out: list = []
     for m in args.models.split(","):
@@ -182,7 +182,10 @@ def _print_training_seed_table(policies: list, summary: list, columns: list) -> 
         path = getattr(p, "path", None)  # ModelFactory / ModelSpec; baselines are names
         if path is None:
             continue
-        cfg_file = find_config(resolve_model_path(path))
+        try:
+            cfg_file = find_config(resolve_model_path(path))
+        except FileNotFoundError:  # a model saved by one's own script: no training config
+            continue
         configs[p.name] = TrainConfig.model_validate(yaml.safe_load(cfg_file.read_text()))
     grouped = across_training_seeds(summary, seed_groups(configs))
     if grouped:

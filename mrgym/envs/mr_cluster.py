@@ -14,13 +14,7 @@ from gymnasium import spaces
 from mrgym.config import Scenario, load_scenario
 from mrgym.envs.actions import ActionCodec
 from mrgym.envs.agent_proxy import AgentProxy
-from mrgym.envs.observation import (
-    CRITIC_FEATURES,
-    GLOBAL_FEATURES,
-    JOB_FEATURES,
-    VM_FEATURES,
-    ObservationBuilder,
-)
+from mrgym.envs.observation import ObservationBuilder, feature_names
 from mrgym.envs.replay import EnvSnapshot, EpisodeReplay  # noqa: F401  (public here too)
 from mrgym.envs.rewards import RewardTracker, check_weights
 from mrgym.metrics import episode_metrics
@@ -61,23 +55,25 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     for a new task); under ``EnvPolicy`` the baseline's own ``speculates`` decides.
 
     ## Observation Space
-    ``Box(0, 1, (16 + 7 + 21 K,), float32)``, every feature normalized: 16 of the
-    requesting VM and its host, 7 of the cluster, 21 per job slot (zeros when empty).  Each
-    feature, named and described once, is listed in ``mrgym.envs.observation``'s docstring
-    (generated from its tables; ``env.unwrapped.feature_names`` names every entry).  The
-    locality features are the level of the map a launch of that job would take here
-    (``execution.task_choice``), not the best level among its pending maps.
-    ``critic_inputs=True`` appends 5 critic-only features (the workload still to arrive:
-    an input-dependent baseline's inputs); a policy must not act on them
-    (``agents.critic_inputs.CriticInputsPolicy`` hides them from its actor).
+    ``Box(0, 1, (n,), float32)``, every feature normalized: those of the requesting VM
+    and its host, those of the cluster, then one block per job slot (zeros when empty);
+    n = 191 with the default 8 job slots (``observation.observation_size(job_slots)``).
+    Each feature is defined once, with its name, meaning and value, in
+    ``mrgym.envs.observation.GROUPS`` (listed in that module's docstring;
+    ``env.unwrapped.feature_names`` names every entry).  The locality features are the
+    level of the map a launch of that job would take here (``execution.task_choice``),
+    not the best level among its pending maps.  ``critic_inputs=True`` appends the
+    critic-only features (the workload still to arrive: an input-dependent baseline's
+    inputs); a policy must not act on them (``agents.critic_inputs.CriticInputsPolicy``
+    hides them from its actor).
 
     ## Rewards
     Weighted sum (``reward_weights``, default ``{"jct": 1}``) of the terms in
     ``info["reward_terms"]``: ``jct`` (-active jobs x dt / 100: the return is -sum JCT/100),
-    ``throughput`` (tasks completed), ``locality`` (per map launched: node 1, server 0.9,
-    rack 0.3, off-rack 0), ``fairness`` (-lsap's fairness distance x dt / 100), ``cost``
-    (-$), ``sla`` (-interactive SLA-violation seconds / 100).  ``info["dt"]``: the simulated
-    seconds the step covered, over which the terms accrued (a semi-MDP's sojourn time).
+    ``throughput``, ``locality``, ``fairness``, ``cost`` and ``sla``, each defined once in
+    ``mrgym.envs.rewards.TERMS`` (listed in that module's docstring).  ``info["dt"]``: the
+    simulated seconds the step covered, over which the terms accrued (a semi-MDP's sojourn
+    time).
 
     ## Starting State
     ``reset(seed=s)`` builds the scenario's cluster, draws the workload and every task's luck
@@ -203,15 +199,14 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         )
         self.action_space = spaces.Discrete(self.codec.n)
         self.observation_space = spaces.Box(0.0, 1.0, (self.obs_builder.size,), dtype=np.float32)
-        self.feature_names = (
-            list(VM_FEATURES)
-            + list(GLOBAL_FEATURES)
-            + [f"job{i}.{f}" for i in range(job_slots) for f in JOB_FEATURES]
-            + [f"critic.{f}" for f in CRITIC_FEATURES if self.critic_inputs]
-        )
+        self.feature_names = feature_names(job_slots, self.critic_inputs)
         self._hooks: Scheduler | None = None
         self._hooks_decide = True  # set_hooks: the hooks' scheduler also makes the decisions
-        self._ep_decides = True  # ... as it was when this episode began (its record)
+        self._no_episode()
+
+    def _no_episode(self) -> None:
+        """The state before the first reset: no simulation, no decision, an empty record."""
+        self._ep_decides = True  # set_hooks' ``decides`` when this episode began (its record)
         self.sim: Simulation | None = None
         self._vm = None
         self._kind: str | None = None

@@ -1,71 +1,190 @@
 """The default observation: one normalized float32 vector in [0, 1].
 
-Layout: VM_FEATURES, then GLOBAL_FEATURES, then JOB_FEATURES for each of the K job slots
-(zero-padded, with a validity flag).  Everything comes from what Hadoop's master could see:
+Layout: the requesting VM's features, then the cluster's, then the job features for each of
+the K job slots (zero-padded, with a validity flag), then, with ``critic_inputs=True``, the
+critic's.  Everything but the critic's comes from what Hadoop's master could see:
 monitoring, job/HDFS metadata, topology, measured demand of finished tasks.
+
+Each feature is defined once, in :data:`GROUPS`: a :class:`Feature` holds its name, what it
+is, and its value as a Python expression.  The expressions are compiled into
+:meth:`ObservationBuilder.build` when this module is imported (the way ``dataclasses``
+writes ``__init__``), so the vector is built by straight-line code, as fast as a
+hand-written builder, and the layout, the observation's size, ``feature_names`` and the
+tables below cannot disagree.  Adding a feature is adding one ``Feature`` to its group
+(``BUILD_SOURCE`` shows the generated code; the golden hashes of ``tests/test_golden.py``
+then change, as the observation does).
 """
 
 from __future__ import annotations
 
+import ast
+import linecache
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from mrgym.envs.actions import action_of
-from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER
-from mrgym.sim.jobs import MAP
+# the generated builder's names (ruff sees only the strings that use them)
+from mrgym.envs.actions import action_of  # noqa: F401
+from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER  # noqa: F401
+from mrgym.sim.jobs import MAP  # noqa: F401
 
-# Each feature once: (name, what it is).  The builder below computes them in this order;
-# the module docstring's list and the tests' feature count come from these tables.
-VM_FEATURE_TABLE = (
-    ("slot_is_map", "1: the free slot is a map slot"),
-    ("slot_is_reduce", "1: the free slot is a reduce slot"),
-    ("free_map_frac", "the VM's free map slots / its map slots"),
-    ("free_reduce_frac", "the VM's free reduce slots / its reduce slots"),
-    ("vm_cpu_frac", "cores the VM's tasks use now / its vCPUs (Xentop)"),
-    ("vm_read_frac", "the VM's read MB/s / its host disk's MB/s"),
-    ("vm_write_frac", "the VM's write MB/s / its host disk's MB/s"),
-    ("host_vm_cpu_frac", "cores all co-hosted VMs use / the host's cores"),
-    ("host_dom0_cpu_frac", "Dom0's cores / the host's cores"),
-    ("host_disk_util", "the host disk's throughput in use / its capacity (iostat)"),
-    ("host_disk_streams", "log-scaled streams on the host's disk (iostat's queue) / 32"),
-    ("host_virtualized", "1: a Xen host (else native)"),
-    ("host_gpu", "1: the host has a GPU"),
-    ("host_spot", "1: a spot host (evictable)"),
-    ("host_core_speed", "the host's core speed / 5"),
-    ("host_evicting", "1: the host is in its eviction notice"),
+
+@dataclass(frozen=True)
+class Feature:
+    """One entry of the observation: ``value`` is an expression over the names its
+    group's code defines (:data:`GROUPS`' ``scope``), evaluated once per observation."""
+
+    name: str
+    doc: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Group:
+    """Features that share one part of the builder's code and what it defines for them."""
+
+    key: str
+    title: str
+    scope: str  # the names the value expressions may use, for the reader
+    features: tuple[Feature, ...]
+
+
+F = Feature
+VM = Group(
+    "vm",
+    "Requesting VM and its host",
+    "slot_kind, vm, host, vmm (its metrics), hm (its host's), disk (MB/s), cores",
+    (
+        F("slot_is_map", "1: the free slot is a map slot", "slot_kind == MAP"),
+        F("slot_is_reduce", "1: the free slot is a reduce slot", "slot_kind != MAP"),
+        F(
+            "free_map_frac",
+            "the VM's free map slots / its map slots",
+            "vm.free_map / vm.map_slots if vm.map_slots else 0.0",
+        ),
+        F(
+            "free_reduce_frac",
+            "the VM's free reduce slots / its reduce slots",
+            "vm.free_reduce / vm.reduce_slots if vm.reduce_slots else 0.0",
+        ),
+        F(
+            "vm_cpu_frac",
+            "cores the VM's tasks use now / its vCPUs (Xentop)",
+            "vmm.cpu_cores / max(vm.vcpus, 1e-9)",
+        ),
+        F("vm_read_frac", "the VM's read MB/s / its host disk's MB/s", "vmm.read_mbps / disk"),
+        F("vm_write_frac", "the VM's write MB/s / its host disk's MB/s", "vmm.write_mbps / disk"),
+        F(
+            "host_vm_cpu_frac",
+            "cores all co-hosted VMs use / the host's cores",
+            "hm.vm_cpu_cores / cores",
+        ),
+        F("host_dom0_cpu_frac", "Dom0's cores / the host's cores", "hm.dom0_cpu_cores / cores"),
+        F(
+            "host_disk_util",
+            "the host disk's throughput in use / its capacity (iostat)",
+            "hm.disk_util",
+        ),
+        # with util, how far seeks have cut the disk's throughput (HybridMR's I/O gate)
+        F(
+            "host_disk_streams",
+            "log-scaled streams on the host's disk (iostat's queue) / 32",
+            "_log_frac(hm.disk_streams, 32.0)",
+        ),
+        F("host_virtualized", "1: a Xen host (else native)", "host.virtualized"),
+        F("host_gpu", "1: the host has a GPU", "host.type.gpus > 0"),
+        F("host_spot", "1: a spot host (evictable)", "host.is_spot"),
+        F("host_core_speed", "the host's core speed / 5", "host.type.core_speed / 5.0"),
+        F("host_evicting", "1: the host is in its eviction notice", "host.evicting"),
+    ),
 )
-GLOBAL_FEATURE_TABLE = (
-    ("busy_map_slots", "running maps / all map slots"),
-    ("busy_reduce_slots", "running reduces / all reduce slots"),
-    ("pending_maps", "log-scaled pending maps / the episode's maps"),
-    ("ready_reduces", "log-scaled ready reduces / the episode's maps"),
-    ("active_jobs", "active jobs / job slots"),
-    ("jobs_completed", "finished jobs / the episode's jobs"),
-    ("time", "simulated time / the episode's time cap"),
+CLUSTER = Group(
+    "global",
+    "Cluster",
+    "view, run_m / run_r (running maps / reduces), map_slots, red_slots, active (jobs), "
+    "total_maps, n_jobs, now, max_time, self.k",
+    (
+        F("busy_map_slots", "running maps / all map slots", "run_m / map_slots"),
+        F("busy_reduce_slots", "running reduces / all reduce slots", "run_r / red_slots"),
+        F(
+            "pending_maps",
+            "log-scaled pending maps / the episode's maps",
+            "_log_frac(view.n_pending_maps, total_maps)",
+        ),
+        F(
+            "ready_reduces",
+            "log-scaled ready reduces / the episode's maps",
+            "_log_frac(view.n_ready_reduces, total_maps)",
+        ),
+        F("active_jobs", "active jobs / job slots", "len(active) / self.k"),
+        F(
+            "jobs_completed",
+            "finished jobs / the episode's jobs",
+            "(n_jobs - len(active) - view.n_unarrived) / n_jobs",
+        ),
+        F("time", "simulated time / the episode's time cap", "now / max_time"),
+    ),
 )
-JOB_FEATURE_TABLE = (
-    ("valid", "1: the slot holds a job (else all zero)"),
-    ("maps_pending", "pending maps / the job's maps"),
-    ("maps_running", "running maps / the job's maps"),
-    ("maps_done", "finished maps / the job's maps"),
-    ("reduces_pending", "pending reduces / the job's reduces"),
-    ("reduces_running", "running reduces / the job's reduces"),
-    ("reduces_done", "finished reduces / the job's reduces (1 without reduces)"),
-    ("reduces_ready", "1: the job's reduces passed slow-start"),
-    ("best_node", "1: its next map on this VM would be node-local"),
-    ("best_server", "1: ... server-local (another VM of this host)"),
-    ("best_rack", "1: ... rack-local"),
-    ("best_off_rack", "1: ... off-rack (or reads no input)"),
-    ("share_vs_fair", "its share of running tasks of the slot's kind / its fair share, / 4"),
-    ("waiting", "log-scaled time since it arrived / the time cap"),
-    ("gpu_affinity", "(its profile's GPU speed-up - 1) / 4"),
-    ("est_map_time", "log-scaled mean time of its finished maps / 1 h"),
-    ("est_cpu_intensity", "CPU seconds / seconds of its finished maps"),
-    ("size", "log-scaled maps / the episode's maps"),
-    ("weight", "its weight w as w / (1 + w)"),
-    ("can_speculate", "1: a backup of one of its running tasks may launch here"),
-    ("allowed_here", "1: its pools include this VM (always, as slots skip others)"),
+JOB = Group(
+    "job",
+    "Per job slot",
+    "job, k (its slot), inm / inr (1 / its maps, reduces), nr, level (its next map's "
+    "locality here, -1: none), running (its tasks of the slot's kind), running_all, fair, "
+    "wait, n_done / sum_s / sum_cpu (its finished maps), gpu, size, wfrac, mask, log_t, log_h",
+    (
+        F("valid", "1: the slot holds a job (else all zero)", "1.0"),
+        F("maps_pending", "pending maps / the job's maps", "job.n_pending_maps * inm"),
+        F("maps_running", "running maps / the job's maps", "job.running_maps * inm"),
+        F("maps_done", "finished maps / the job's maps", "job.maps_done * inm"),
+        F("reduces_pending", "pending reduces / the job's reduces", "job.n_pending_reduces * inr"),
+        F("reduces_running", "running reduces / the job's reduces", "job.running_reduces * inr"),
+        F(
+            "reduces_done",
+            "finished reduces / the job's reduces (1 without reduces)",
+            "job.reduces_done * inr if nr else 1.0",
+        ),
+        F("reduces_ready", "1: the job's reduces passed slow-start", "job.ready"),
+        F("best_node", "1: its next map on this VM would be node-local", "level == NODE"),
+        F("best_server", "1: ... server-local (another VM of this host)", "level == SERVER"),
+        F("best_rack", "1: ... rack-local", "level == RACK"),
+        F("best_off_rack", "1: ... off-rack (or reads no input)", "level == OFF_RACK"),
+        F(
+            "share_vs_fair",
+            "its share of running tasks of the slot's kind / its fair share, / 4",
+            "(running / running_all) / fair * 0.25 if running_all else 0.0",
+        ),
+        F(
+            "waiting",
+            "log-scaled time since it arrived / the time cap",
+            "math.log1p(wait) / log_t if wait > 0 else 0.0",
+        ),
+        F("gpu_affinity", "(its profile's GPU speed-up - 1) / 4", "gpu"),
+        F(
+            "est_map_time",
+            "log-scaled mean time of its finished maps / 1 h",
+            "math.log1p(sum_s / n_done) / log_h if n_done else 0.0",
+        ),
+        F(
+            "est_cpu_intensity",
+            "CPU seconds / seconds of its finished maps",
+            "sum_cpu / sum_s if n_done and sum_s > 0 else 0.0",
+        ),
+        F("size", "log-scaled maps / the episode's maps", "size"),
+        F("weight", "its weight w as w / (1 + w)", "wfrac"),
+        F(
+            "can_speculate",
+            "1: a backup of one of its running tasks may launch here",
+            "mask[action_of(k, 2)] if mask is not None else False",
+        ),
+        # always 1 since the slots skip jobs whose pools exclude this VM; kept so that the
+        # observation layout of MRCluster-v0 does not change
+        F(
+            "allowed_here",
+            "1: its pools include this VM (always, as slots skip others)",
+            "job.allowed_pools is None or view.pool_ok(job, vm)",
+        ),
+    ),
 )
 # Critic-only inputs (``MRCluster-v0(critic_inputs=True)``, appended after the job slots):
 # the exogenous workload still to come.  No scheduler can see it, but it drives the return
@@ -74,29 +193,81 @@ JOB_FEATURE_TABLE = (
 # environments), unbiased because the input is exogenous (no action changes it).  The
 # actor must not act on it, as no scheduler knows the future: agents.critic_inputs.
 # CriticInputsPolicy zeroes these features for the actor.
-CRITIC_FEATURE_TABLE = (
-    ("unarrived_jobs", "jobs yet to arrive / the episode's jobs"),
-    ("unarrived_maps", "log-scaled maps of the jobs yet to arrive / the episode's maps"),
-    ("unarrived_work", "log-scaled CPU work (ref. core-s) of the jobs yet to arrive / all"),
-    ("next_arrival", "time to the next arrival / the time cap (0 when none is left)"),
-    ("mean_arrival", "mean time to the arrivals still to come / the time cap"),
+CRITIC = Group(
+    "critic",
+    "Critic only, with critic_inputs=True (after the slots)",
+    "jobs (all, in arrival order), i (the next to arrive), left (jobs to come), maps / work "
+    "/ sub (suffix sums of maps, CPU work, submit times), log_maps, log_work, now, max_time",
+    (
+        F("unarrived_jobs", "jobs yet to arrive / the episode's jobs", "left / len(jobs)"),
+        F(
+            "unarrived_maps",
+            "log-scaled maps of the jobs yet to arrive / the episode's maps",
+            "math.log1p(maps[i]) / log_maps if log_maps > 0 else 0.0",
+        ),
+        F(
+            "unarrived_work",
+            "log-scaled CPU work (ref. core-s) of the jobs yet to arrive / all",
+            "math.log1p(work[i]) / log_work if log_work > 0 else 0.0",
+        ),
+        F(
+            "next_arrival",
+            "time to the next arrival / the time cap (0 when none is left)",
+            "max(0.0, jobs[i].spec.submit_s - now) / max_time",
+        ),
+        F(
+            "mean_arrival",
+            "mean time to the arrivals still to come / the time cap",
+            "max(0.0, sub[i] / left - now) / max_time",
+        ),
+    ),
 )
-VM_FEATURES = tuple(n for n, _ in VM_FEATURE_TABLE)
-CRITIC_FEATURES = tuple(n for n, _ in CRITIC_FEATURE_TABLE)
-GLOBAL_FEATURES = tuple(n for n, _ in GLOBAL_FEATURE_TABLE)
-JOB_FEATURES = tuple(n for n, _ in JOB_FEATURE_TABLE)
+del F
+#: every group in layout order (the job group repeats once per job slot)
+GROUPS = (VM, CLUSTER, JOB, CRITIC)
+#: every feature once, in layout order: each has ``.name``, ``.doc`` and ``.value``
+FEATURES = tuple(f for g in GROUPS for f in g.features)
+
+VM_FEATURES = tuple(f.name for f in VM.features)
+GLOBAL_FEATURES = tuple(f.name for f in CLUSTER.features)
+JOB_FEATURES = tuple(f.name for f in JOB.features)
+CRITIC_FEATURES = tuple(f.name for f in CRITIC.features)
+# (name, doc) pairs, per group
+VM_FEATURE_TABLE = tuple((f.name, f.doc) for f in VM.features)
+GLOBAL_FEATURE_TABLE = tuple((f.name, f.doc) for f in CLUSTER.features)
+JOB_FEATURE_TABLE = tuple((f.name, f.doc) for f in JOB.features)
+CRITIC_FEATURE_TABLE = tuple((f.name, f.doc) for f in CRITIC.features)
+
+
+def observation_size(job_slots: int, critic_inputs: bool = False) -> int:
+    """The length of the observation vector."""
+    n = len(VM_FEATURES) + len(GLOBAL_FEATURES) + job_slots * len(JOB_FEATURES)
+    return n + (len(CRITIC_FEATURES) if critic_inputs else 0)
+
+
+def feature_names(job_slots: int, critic_inputs: bool = False) -> list[str]:
+    """One name per entry of the observation: ``job3.size`` is slot 3's ``size``."""
+    return (
+        list(VM_FEATURES)
+        + list(GLOBAL_FEATURES)
+        + [f"job{i}.{f}" for i in range(job_slots) for f in JOB_FEATURES]
+        + [f"critic.{f}" for f in CRITIC_FEATURES if critic_inputs]
+    )
+
+
+def markdown_table(groups: tuple[Group, ...] = GROUPS) -> str:
+    """The features as a markdown table (feature, group, meaning), for the docs."""
+    lines = ["| feature | group | meaning |", "|---|---|---|"]
+    for g in groups:
+        lines += [f"| `{f.name}` | {g.key} | {f.doc} |" for f in g.features]
+    return "\n".join(lines)
 
 
 def _feature_list() -> str:
     parts = []
-    for title, table in (
-        ("Requesting VM and its host", VM_FEATURE_TABLE),
-        ("Cluster", GLOBAL_FEATURE_TABLE),
-        ("Per job slot", JOB_FEATURE_TABLE),
-        ("Critic only, with critic_inputs=True (after the slots)", CRITIC_FEATURE_TABLE),
-    ):
-        parts.append(f"\n{title} ({len(table)}):\n")
-        parts += [f"* ``{n}``: {d}\n" for n, d in table]
+    for g in GROUPS:
+        parts.append(f"\n{g.title} ({len(g.features)}):\n")
+        parts += [f"* ``{f.name}``: {f.doc}\n" for f in g.features]
     return "".join(parts)
 
 
@@ -117,18 +288,150 @@ def job_work(spec) -> float:
     return spec.input_mb * (p.map_cpu_s_per_mb + reduce)
 
 
+# The builder's code around the features' values ({vm}, {global}, {job}, {critic} are
+# replaced by each group's value expressions, in order).  It defines the names of each
+# group's ``scope``; one pass over the job slots, per-job constants cached per episode.
+_TEMPLATE = '''
+def build(self, view, vm, slot_kind, slots, max_time, mask=None):
+    """The observation of ``vm``'s free ``slot_kind`` slot, read from ``view``
+    (a :class:`~mrgym.sim.view.ClusterView`) only."""
+    if vm is None:
+        return self.zeros()
+    if view is not self._view:  # a new episode: per-episode and per-job constants
+        self._new_episode(view)
+    host = vm.host
+    vmm = view.vm_metrics(vm)
+    hm = view.host_metrics(host)
+    disk = max(host.disk.capacity, 1e-9)
+    cores = max(host.type.cores, 1e-9)
+    v = [{vm}
+    ]
+    map_slots, red_slots = self._consts
+    active = view.jobs
+    run_m = run_r = 0
+    total_w = 0.0
+    for j in active:
+        run_m += j.running_maps
+        run_r += j.running_reduces
+        total_w += j.weight
+    total_maps = view.total_maps or 1
+    n_jobs = len(view.all_jobs) or 1
+    now = view.now
+    g = [{global}
+    ]
+    vals = v + g
+    total_w = total_w or 1.0
+    is_map = slot_kind == MAP
+    running_all = (run_m if is_map else run_r) or 0
+    log_t = math.log1p(max_time)
+    log_m = math.log1p(total_maps)
+    log_h = math.log1p(3600.0)
+    inv_fair = 1.0 / total_w
+    statics = self._static
+    for k, job in enumerate(slots):
+        static = statics.get(job.id)
+        if static is None:  # features fixed for the job's life
+            static = statics[job.id] = _job_constants(job, log_m)
+        inm, inr, nr, gpu, size, wfrac, weight = static
+        level = -1
+        if job.n_pending_maps:
+            best = view.best_map(job, vm, pick=False)
+            if best is not None:
+                level = OFF_RACK if best[1] is None else best[1]
+        running = job.running_maps if is_map else job.running_reduces
+        fair = weight * inv_fair
+        n_done, sum_s, sum_cpu, *_ = job.stats[MAP]
+        wait = now - job.arrived_s
+        vals += ({job}
+        )
+    out = np.zeros(self.size, dtype=np.float32)
+    out[: len(vals)] = vals
+    if self.critic:
+        out[-N_CRITIC:] = self._critic_inputs(view, max_time)
+    np.clip(out, 0.0, 1.0, out=out)
+    return out
+
+
+def critic_inputs(self, view, max_time):
+    """The critic group: the jobs ``view.all_jobs[view.n_arrived:]`` (arrivals follow
+    submission order, Simulation._submitter)."""
+    if self._suffix is None:
+        self._suffix = _arrival_suffixes(view.all_jobs)
+    maps, work, sub, log_maps, log_work = self._suffix
+    jobs = view.all_jobs
+    i = view.n_arrived
+    left = len(jobs) - i
+    if left <= 0:
+        return [0.0] * N_CRITIC
+    now = view.now
+    return [{critic}
+    ]
+'''
+N_CRITIC = len(CRITIC_FEATURES)
+
+
+def _compile() -> tuple[str, dict]:
+    """The builder's source with every group's values in, and its compiled functions."""
+    values = {}
+    for g in GROUPS:
+        indent = "\n" + " " * (12 if g.key == "job" else 8)
+        for f in g.features:
+            # one expression, one entry: "a, b" would shift every later feature
+            if isinstance(ast.parse(f.value, mode="eval").body, ast.Tuple):
+                raise ValueError(f"feature {f.name}: value {f.value!r} is not one expression")
+        values[g.key] = "".join(f"{indent}{f.value},  # {f.name}" for f in g.features)
+    src = _TEMPLATE.format(**values)
+    name = "<mrgym.envs.observation: generated from GROUPS>"
+    # tracebacks and profilers show the generated lines
+    linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+    scope: dict = {}
+    exec(compile(src, name, "exec"), globals(), scope)  # noqa: S102 - our own expressions
+    return src, scope
+
+
+#: the generated source of ``ObservationBuilder.build`` and its critic part
+BUILD_SOURCE, _GENERATED = _compile()
+
+
+def _job_constants(job, log_m: float) -> tuple:
+    """A job's features that stay fixed for its life (cached per episode)."""
+    nm = len(job.maps) or 1
+    nr = len(job.reduces)
+    w = job.spec.weight
+    return (
+        1.0 / nm,
+        1.0 / nr if nr else 0.0,
+        nr,
+        (job.profile.gpu_speedup - 1.0) / 4.0,
+        math.log1p(nm) / log_m,
+        w / (1.0 + w),
+        w,
+    )
+
+
+def _arrival_suffixes(jobs) -> tuple[list, list, list, float, float]:
+    """Over the jobs in submission (= arrival) order: the sums of maps, work and submit
+    times from job i on, and log1p of the whole episode's maps and work."""
+    maps, work, sub = [0.0], [0.0], [0.0]
+    for job in reversed(jobs):
+        spec = job.spec
+        maps.append(maps[-1] + spec.n_maps)
+        work.append(work[-1] + job_work(spec))
+        sub.append(sub[-1] + spec.submit_s)
+    for lst in (maps, work, sub):
+        lst.reverse()
+    return maps, work, sub, math.log1p(maps[0]), math.log1p(work[0])
+
+
 class ObservationBuilder:
     def __init__(self, job_slots: int, critic_inputs: bool = False):
         self.k = job_slots
         self.critic = critic_inputs
-        self.size = len(VM_FEATURES) + len(GLOBAL_FEATURES) + job_slots * len(JOB_FEATURES)
-        if critic_inputs:
-            self.size += len(CRITIC_FEATURES)
+        self.size = observation_size(job_slots, critic_inputs)
         self._view = None  # the episode the constants below belong to
         self._consts: tuple[int, int] = (1, 1)
         self._static: dict[int, tuple] = {}
-        # per episode, over the jobs in submission (= arrival) order: the sums of maps,
-        # work and submit times from job i on, and log1p of the whole episode's maps/work
+        # per episode: _arrival_suffixes of its jobs (critic inputs)
         self._suffix: tuple[list, list, list, float, float] | None = None
 
     def __getstate__(self) -> dict:
@@ -140,157 +443,15 @@ class ObservationBuilder:
     def zeros(self) -> np.ndarray:
         return np.zeros(self.size, dtype=np.float32)
 
-    def build(
-        self, view, vm, slot_kind: str, slots: list, max_time: float, mask: np.ndarray | None = None
-    ) -> np.ndarray:
-        """The observation of ``vm``'s free ``slot_kind`` slot, read from ``view``
-        (a :class:`~mrgym.sim.view.ClusterView`) only."""
-        if vm is None:
-            return self.zeros()
-        if view is not self._view:  # a new episode: per-episode and per-job constants
-            self._view = view
-            workers = view.topology.workers
-            self._consts = (
-                sum(w.map_slots for w in workers) or 1,
-                sum(w.reduce_slots for w in workers) or 1,
-            )
-            self._static = {}
-            self._suffix = None
-        host = vm.host
-        vmm = view.vm_metrics(vm)
-        hm = view.host_metrics(host)
-        disk = max(host.disk.capacity, 1e-9)
-        cores = max(host.type.cores, 1e-9)
-        v = [
-            slot_kind == MAP,
-            slot_kind != MAP,
-            vm.free_map / vm.map_slots if vm.map_slots else 0.0,
-            vm.free_reduce / vm.reduce_slots if vm.reduce_slots else 0.0,
-            vmm.cpu_cores / max(vm.vcpus, 1e-9),
-            vmm.read_mbps / disk,
-            vmm.write_mbps / disk,
-            hm.vm_cpu_cores / cores,
-            hm.dom0_cpu_cores / cores,
-            hm.disk_util,
-            # with util, how far seeks have cut the disk's throughput (HybridMR's I/O gate)
-            _log_frac(hm.disk_streams, 32.0),
-            host.virtualized,
-            host.type.gpus > 0,
-            host.is_spot,
-            host.type.core_speed / 5.0,
-            host.evicting,
-        ]
-        map_slots, red_slots = self._consts
-        active = view.jobs
-        run_m = run_r = 0
-        total_w = 0.0
-        for j in active:
-            run_m += j.running_maps
-            run_r += j.running_reduces
-            total_w += j.weight
-        total_maps = view.total_maps or 1
-        n_jobs = len(view.all_jobs) or 1
-        now = view.now
-        g = [
-            run_m / map_slots,
-            run_r / red_slots,
-            _log_frac(view.n_pending_maps, total_maps),
-            _log_frac(view.n_ready_reduces, total_maps),
-            len(active) / self.k,
-            (n_jobs - len(active) - view.n_unarrived) / n_jobs,
-            now / max_time,
-        ]
-        vals = v + g
-        total_w = total_w or 1.0
-        is_map = slot_kind == MAP
-        running_all = (run_m if is_map else run_r) or 0
-        log_t = math.log1p(max_time)
-        log_m = math.log1p(total_maps)
-        log_h = math.log1p(3600.0)
-        inv_fair = 1.0 / total_w
-        statics = self._static
-        for k, job in enumerate(slots):
-            static = statics.get(job.id)
-            if static is None:  # features fixed for the job's life
-                nm = len(job.maps) or 1
-                nr = len(job.reduces)
-                w = job.spec.weight
-                static = statics[job.id] = (
-                    1.0 / nm,
-                    1.0 / nr if nr else 0.0,
-                    nr,
-                    (job.profile.gpu_speedup - 1.0) / 4.0,
-                    math.log1p(nm) / log_m,
-                    w / (1.0 + w),
-                    w,
-                )
-            inm, inr, nr, gpu, size, wfrac, weight = static
-            level = -1
-            if job.n_pending_maps:
-                best = view.best_map(job, vm, pick=False)
-                if best is not None:
-                    level = OFF_RACK if best[1] is None else best[1]
-            running = job.running_maps if is_map else job.running_reduces
-            fair = weight * inv_fair
-            n_done, sum_s, sum_cpu, *_ = job.stats[MAP]
-            wait = now - job.arrived_s
-            vals += (
-                1.0,
-                job.n_pending_maps * inm,
-                job.running_maps * inm,
-                job.maps_done * inm,
-                job.n_pending_reduces * inr,
-                job.running_reduces * inr,
-                job.reduces_done * inr if nr else 1.0,
-                job.ready,
-                level == NODE,
-                level == SERVER,
-                level == RACK,
-                level == OFF_RACK,
-                (running / running_all) / fair * 0.25 if running_all else 0.0,
-                math.log1p(wait) / log_t if wait > 0 else 0.0,
-                gpu,
-                math.log1p(sum_s / n_done) / log_h if n_done else 0.0,
-                sum_cpu / sum_s if n_done and sum_s > 0 else 0.0,
-                size,
-                wfrac,
-                mask[action_of(k, 2)] if mask is not None else False,
-                # always 1 since the slots skip jobs whose pools exclude this VM; kept so
-                # that the observation layout of MRCluster-v0 does not change
-                job.allowed_pools is None or view.pool_ok(job, vm),
-            )
-        out = np.zeros(self.size, dtype=np.float32)
-        out[: len(vals)] = vals
-        if self.critic:
-            n = len(CRITIC_FEATURES)
-            out[-n:] = self._critic_inputs(view, max_time)
-        np.clip(out, 0.0, 1.0, out=out)
-        return out
+    def _new_episode(self, view) -> None:
+        self._view = view
+        workers = view.topology.workers
+        self._consts = (
+            sum(w.map_slots for w in workers) or 1,
+            sum(w.reduce_slots for w in workers) or 1,
+        )
+        self._static = {}
+        self._suffix = None
 
-    def _critic_inputs(self, view, max_time: float) -> list[float]:
-        """CRITIC_FEATURE_TABLE: the jobs ``view.all_jobs[view.n_arrived:]`` (arrivals
-        follow submission order, Simulation._submitter)."""
-        if self._suffix is None:
-            maps, work, sub = [0.0], [0.0], [0.0]
-            for job in reversed(view.all_jobs):
-                spec = job.spec
-                maps.append(maps[-1] + spec.n_maps)
-                work.append(work[-1] + job_work(spec))
-                sub.append(sub[-1] + spec.submit_s)
-            for lst in (maps, work, sub):
-                lst.reverse()
-            self._suffix = (maps, work, sub, math.log1p(maps[0]), math.log1p(work[0]))
-        maps, work, sub, log_maps, log_work = self._suffix
-        jobs = view.all_jobs
-        i = view.n_arrived
-        left = len(jobs) - i
-        if left <= 0:
-            return [0.0] * len(CRITIC_FEATURES)
-        now = view.now
-        return [
-            left / len(jobs),
-            math.log1p(maps[i]) / log_maps if log_maps > 0 else 0.0,
-            math.log1p(work[i]) / log_work if log_work > 0 else 0.0,
-            max(0.0, jobs[i].spec.submit_s - now) / max_time,
-            max(0.0, sub[i] / left - now) / max_time,
-        ]
+    build = _GENERATED["build"]
+    _critic_inputs = _GENERATED["critic_inputs"]

@@ -416,10 +416,10 @@ def main(argv: list[str] | None = None) -> None:
     ``python -m mrgym.envs.render --config ila72 --steps 2000 --out docs/render_frame.png``."""
     import argparse
 
+    import gymnasium as gym
     import matplotlib.image
 
-    import mrgym
-    from mrgym.envs.mr_cluster import MRClusterEnv
+    from mrgym import registry
 
     p = argparse.ArgumentParser(prog="python -m mrgym.envs.render", description=main.__doc__)
     p.add_argument("--config", default="ila72", help="scenario name or YAML path")
@@ -429,12 +429,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", default="docs/render_frame.png")
     p.add_argument("--ansi", action="store_true", help="also print the text view")
     a = p.parse_args(argv)
-    env = MRClusterEnv(config=a.config, render_mode="rgb_array")
-    policy = mrgym.EnvPolicy(a.policy)
-    policy.bind(env)
+    # the baseline decides as under mrgym.EnvPolicy (its hooks in the env, the closest
+    # legal action to each decision), without importing the policy layer
+    env = gym.make("MRCluster-v0", config=a.config, render_mode="rgb_array").unwrapped
+    scheduler = registry.make(a.policy)
+    env.set_hooks(scheduler)
     obs, info = env.reset(seed=a.seed)
     for _ in range(a.steps):
-        obs, _, term, trunc, info = env.step(policy.predict(obs, info))
+        action, _ = env.closest_action(scheduler.decide(env.decision_context()))
+        obs, _, term, trunc, info = env.step(action)
         if term or trunc:
             break
     frame = env.render()

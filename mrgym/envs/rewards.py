@@ -1,32 +1,121 @@
-"""Reward terms (docs/model.md §3): a weighted sum of named terms, each reported in info.
+"""Reward terms (docs/model.md §3): a weighted sum of named terms, each reported in
+``info["reward_terms"]``.
 
-Between two decisions at sim times t0 < t1:
-
-* ``jct``        -(integral of the number of active jobs over [t0, t1]) / 100: the episode's
-                 return is -sum(JCT) / 100 (seconds), so maximizing it minimizes mean JCT;
-* ``throughput`` tasks completed in [t0, t1];
-* ``locality``   per map launched by the action: node 1, server 0.9, rack 0.3, off-rack 0
-                 (ILA §2.3: server ~ node, rack ~3x and off-rack ~4x slower);
-* ``fairness``   -(lsap's fairness distance at t1: mean over jobs with work of |running
-                 share - weight share| / weight share, the ``fairness_distance`` metric's
-                 formula, mrgym.sim.monitoring.fairness) x (t1 - t0) / 100;
-* ``cost``       -$ spent on instances in [t0, t1];
-* ``sla``        -(interactive SLA-violation seconds in [t0, t1]) / 100.
+Each term is defined once, in :data:`TERMS`: a :class:`RewardTerm` holds its name, what it
+is, and the function that computes it for one step, between two decisions at simulated
+times t0 < t1.  Weights come from ``MRCluster-v0(reward_weights=...)`` (default
+``{"jct": 1}``: the return is -sum(JCT) / 100).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER
 from mrgym.sim.jobs import MAP
 from mrgym.sim.monitoring import fairness
 
-TERMS = ("jct", "throughput", "locality", "fairness", "cost", "sla")
 LOCALITY_VALUE = {NODE: 1.0, SERVER: 0.9, RACK: 0.3, OFF_RACK: 0.0, None: 0.0}
 TIME_SCALE = 100.0
+
+
+@dataclass(frozen=True)
+class RewardTerm:
+    """One reward term.  ``value(tracker, view, launched, dt)`` returns the term for the
+    step (``launched``: the attempt the action started, or None; ``dt = t1 - t0``) and
+    may update the tracker's running totals.  A term with ``weighted_only`` is computed
+    only when its weight is not 0 (it costs a pass over the cluster) and reads 0
+    otherwise."""
+
+    name: str
+    doc: str
+    value: Callable[[RewardTracker, Any, Any, float], float]
+    weighted_only: bool = False
+
+
+def _jct(tr: RewardTracker, view, launched, dt: float) -> float:
+    js = view.job_seconds_at(view.now)
+    out = -(js - tr.job_s) / TIME_SCALE
+    tr.job_s = js
+    return out
+
+
+def _throughput(tr: RewardTracker, view, launched, dt: float) -> float:
+    n = view.n_success
+    out = float(n - tr.done)
+    tr.done = n
+    return out
+
+
+def _locality(tr: RewardTracker, view, launched, dt: float) -> float:
+    if launched is not None and launched.task.kind == MAP and not launched.speculative:
+        return LOCALITY_VALUE[launched.locality]
+    return 0.0
+
+
+def _fairness(tr: RewardTracker, view, launched, dt: float) -> float:
+    # lsap's fairness distance now, the same formula as the fairness metric
+    f = fairness(view.jobs) if dt > 0 else None
+    return -f[1] * dt / TIME_SCALE if f is not None else 0.0
+
+
+def _cost(tr: RewardTracker, view, launched, dt: float) -> float:
+    c = view.cost_so_far()
+    out = -(c - tr.cost)
+    tr.cost = c
+    return out
+
+
+def _sla(tr: RewardTracker, view, launched, dt: float) -> float:
+    sla = sum(a.violation_s for a in view.interactive_apps())
+    out = -(sla - tr.sla) / TIME_SCALE
+    tr.sla = sla
+    return out
+
+
+#: every reward term, in ``info["reward_terms"]``'s order
+TERMS = (
+    RewardTerm(
+        "jct",
+        "-(the integral of the number of active jobs over [t0, t1]) / 100: the episode's "
+        "return is -sum(JCT) / 100 (seconds), so maximizing it minimizes mean JCT",
+        _jct,
+    ),
+    RewardTerm("throughput", "tasks completed in [t0, t1]", _throughput),
+    RewardTerm(
+        "locality",
+        "per map launched by the action: node-local 1, server-local 0.9, rack-local 0.3, "
+        "off-rack 0 (ILA §2.3: server ~ node, rack ~3x and off-rack ~4x slower)",
+        _locality,
+    ),
+    RewardTerm(
+        "fairness",
+        "-(lsap's fairness distance at t1: the mean over jobs with work of |running share - "
+        "weight share| / weight share, the fairness_distance metric's formula) x (t1 - t0) "
+        "/ 100",
+        _fairness,
+        weighted_only=True,
+    ),
+    RewardTerm("cost", "-$ spent on instances in [t0, t1]", _cost, weighted_only=True),
+    RewardTerm("sla", "-(interactive SLA-violation seconds in [t0, t1]) / 100", _sla),
+)
+TERM_NAMES = tuple(t.name for t in TERMS)
+
+
+def markdown_table(terms: tuple[RewardTerm, ...] = TERMS) -> str:
+    """The reward terms as a markdown table (term, definition), for the docs."""
+    lines = ["| term | definition |", "|---|---|"]
+    lines += [f"| `{t.name}` | {t.doc} |" for t in terms]
+    return "\n".join(lines)
+
+
+__doc__ = (
+    (__doc__ or "") + "\nThe terms:\n\n" + "".join(f"* ``{t.name}``: {t.doc}\n" for t in TERMS)
+)
 
 
 def check_weights(weights: dict[str, float] | None) -> dict[str, float]:
@@ -39,10 +128,12 @@ def check_weights(weights: dict[str, float] | None) -> dict[str, float]:
         raise ValueError(
             f"reward_weights: must be a mapping of term -> weight, got {type(weights).__name__}"
         )
-    out = dict.fromkeys(TERMS, 0.0)
+    out = dict.fromkeys(TERM_NAMES, 0.0)
     for k, v in weights.items():
-        if k not in TERMS:
-            raise ValueError(f"reward_weights.{k}: unknown term; expected one of {list(TERMS)}")
+        if k not in TERM_NAMES:
+            raise ValueError(
+                f"reward_weights.{k}: unknown term; expected one of {list(TERM_NAMES)}"
+            )
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
             raise ValueError(f"reward_weights.{k}: must be a finite number, got {v!r}")
         out[k] = float(v)
@@ -50,13 +141,17 @@ def check_weights(weights: dict[str, float] | None) -> dict[str, float]:
 
 
 class RewardTracker:
+    """The running totals the terms difference, and the weighted sum of a step."""
+
     def __init__(self, weights: dict[str, float]):
         self.w = weights
-        self.t = 0.0
-        self.job_s = 0.0
-        self.done = 0
-        self.cost = 0.0
-        self.sla = 0.0
+        # (name, weight, value function) of the terms computed each step, in TERMS order
+        self._terms = [
+            (t.name, weights[t.name], t.value)
+            for t in TERMS
+            if not t.weighted_only or weights[t.name]
+        ]
+        self.reset(None)
 
     def reset(self, view) -> None:
         """Count from time 0, so whatever accrued before the first decision lands in the
@@ -71,24 +166,10 @@ class RewardTracker:
         """Terms since the last call; ``launched`` is the attempt the action started."""
         now = view.now
         dt = now - self.t
-        terms = dict.fromkeys(TERMS, 0.0)
-        js = view.job_seconds_at(now)
-        terms["jct"] = -(js - self.job_s) / TIME_SCALE
-        terms["throughput"] = float(view.n_success - self.done)
-        if launched is not None and launched.task.kind == MAP and not launched.speculative:
-            terms["locality"] = LOCALITY_VALUE[launched.locality]
-        if self.w["fairness"] and dt > 0:
-            # lsap's fairness distance now, the same formula as the fairness metric
-            f = fairness(view.jobs)
-            if f is not None:
-                terms["fairness"] = -f[1] * dt / TIME_SCALE
-        if self.w["cost"]:
-            c = view.cost_so_far()
-            terms["cost"] = -(c - self.cost)
-            self.cost = c
-        sla = sum(a.violation_s for a in view.interactive_apps())
-        terms["sla"] = -(sla - self.sla) / TIME_SCALE
-        self.sla = sla
-        self.t, self.job_s, self.done = now, js, view.n_success
-        total = sum(self.w[k] * v for k, v in terms.items())
-        return float(total), {k: float(v) for k, v in terms.items()}
+        terms = dict.fromkeys(TERM_NAMES, 0.0)
+        total = 0.0
+        for name, w, value in self._terms:
+            v = terms[name] = float(value(self, view, launched, dt))
+            total += w * v
+        self.t = now
+        return total, terms

@@ -1,0 +1,82 @@
+"""Observation features and reward terms are each defined once (name, meaning, value):
+the layout, the space, ``feature_names``, the docstrings and the docs tables derive from
+``mrgym.envs.observation.GROUPS`` and ``mrgym.envs.rewards.TERMS``."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mrgym.envs.observation as obs
+from mrgym.envs import MRClusterEnv, rewards
+
+
+def test_each_feature_has_one_name_a_meaning_and_a_value():
+    names = [f.name for f in obs.FEATURES]
+    assert len(names) == len(set(names)) == 16 + 7 + 21 + 5
+    for f in obs.FEATURES:
+        assert f.doc and f.value and f"``{f.name}``: {f.doc}" in obs.__doc__
+        assert f"# {f.name}\n" in obs.BUILD_SOURCE  # its value is compiled into the builder
+    assert obs.observation_size(8) == 191 and obs.observation_size(2, True) == 70
+    # the env's docstring states the default size
+    assert "n = 191 with the default 8 job slots" in MRClusterEnv.__doc__
+
+
+def test_the_layout_follows_the_groups():
+    env = MRClusterEnv(config="lee-gpu", job_slots=3, critic_inputs=True)
+    o, _ = env.reset(seed=0)
+    names = env.feature_names
+    assert o.shape == env.observation_space.shape == (obs.observation_size(3, True),)
+    assert names == obs.feature_names(3, True) and len(names) == len(o)
+    assert names[:2] == ["slot_is_map", "slot_is_reduce"] and names[-1] == "critic.mean_arrival"
+    at = {n: o[i] for i, n in enumerate(names)}
+    # the first decision of an episode: a map slot, no job completed, time 0
+    assert (at["slot_is_map"], at["slot_is_reduce"], at["jobs_completed"]) == (1.0, 0.0, 0.0)
+    view = env.view
+    n = len(view.all_jobs)
+    assert at["job0.valid"] == 1.0
+    assert at["critic.unarrived_jobs"] == pytest.approx((n - view.n_arrived) / n)
+    assert at["active_jobs"] == pytest.approx(len(env.view.jobs) / 3)
+
+
+def test_a_value_that_is_not_one_expression_is_refused(monkeypatch):
+    # "1.0, 2.0" would put two values in one feature's place and shift every later one
+    bad = obs.Feature("two", "two values", "1.0, 2.0")
+    monkeypatch.setattr(obs, "GROUPS", (obs.Group("vm", "t", "", (bad,)), *obs.GROUPS[1:]))
+    with pytest.raises(ValueError, match="feature two: value '1.0, 2.0' is not one expr"):
+        obs._compile()
+
+
+def test_the_tables_render_as_markdown():
+    table = obs.markdown_table()
+    assert table.count("\n") == 1 + len(obs.FEATURES)
+    assert "| `host_spot` | vm | 1: a spot host (evictable) |" in table
+    terms = rewards.markdown_table()
+    assert terms.count("\n") == 1 + len(rewards.TERMS) == 7
+    assert "| `throughput` | tasks completed in [t0, t1] |" in terms
+
+
+def test_each_reward_term_is_defined_once_and_reported():
+    assert rewards.TERM_NAMES == ("jct", "throughput", "locality", "fairness", "cost", "sla")
+    for t in rewards.TERMS:
+        assert t.doc and f"``{t.name}``: {t.doc}" in rewards.__doc__
+        assert f"``{t.name}``" in MRClusterEnv.__doc__
+    weights = dict.fromkeys(rewards.TERM_NAMES, 1.0)
+    env = gym.make("MRCluster-v0", config="lee-gpu", reward_weights=weights)
+    _, info = env.reset(seed=0)
+    total = 0.0
+    for _ in range(30):
+        a = int(np.flatnonzero(info["action_mask"])[0])
+        _, r, term, trunc, info = env.step(a)
+        terms = info["reward_terms"]
+        assert list(terms) == list(rewards.TERM_NAMES)
+        assert r == pytest.approx(sum(terms.values()))
+        total += terms["throughput"]
+    assert total > 0  # tasks finished within 30 launches
+
+
+def test_an_unweighted_costly_term_is_not_computed():
+    env = gym.make("MRCluster-v0", config="lee-gpu", reward_weights={"jct": 1.0})
+    tracker = rewards.RewardTracker(env.unwrapped.weights)
+    assert [name for name, _, _ in tracker._terms] == ["jct", "throughput", "locality", "sla"]
