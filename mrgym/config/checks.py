@@ -37,6 +37,7 @@ def check_scenario(sc: Scenario) -> None:
     _check_network(sc.cluster)
     _check_workload(sc.workload)
     _check_failures(sc)
+    _check_time_cap(sc)
 
 
 def _workers(g: HostGroup) -> int:
@@ -54,8 +55,15 @@ def _check_catalog(c: ClusterSpec) -> None:
 
 
 def _check_hosts(c: ClusterSpec) -> None:
+    if not c.hosts:  # before the racks check, which would blame cluster.racks
+        raise CheckError("cluster.hosts", "must list at least one host group, got []")
     types = set(CATALOG) | set(c.catalog or {})
     for i, g in enumerate(c.hosts):
+        if g.native and g.interactive is not None:  # build.py would silently drop it
+            raise CheckError(
+                f"cluster.hosts.{i}.interactive",
+                "needs a virtualized group (native: false): a native host runs no interactive VMs",
+            )
         if g.type not in types:
             raise CheckError(
                 f"cluster.hosts.{i}.type",
@@ -248,4 +256,15 @@ def _check_failures(sc: Scenario) -> None:
             "dynamics.failures.mtbf_hours",
             f"{hosts:,} hosts over run.max_sim_time_s={sc.run.max_sim_time_s:,.0f} would fail "
             f"~{expected:,.0f} times, more than the limit of {MAX_FAILURES:,}; raise the MTBF",
+        )
+
+
+def _check_time_cap(sc: Scenario) -> None:
+    """A run shorter than one heartbeat period can end before any VM asks for a task: the
+    episode would be empty, and the environment would blame the slots instead."""
+    cap, hb = sc.run.max_sim_time_s, sc.cluster.heartbeat_s
+    if cap < hb:
+        raise CheckError(
+            "run.max_sim_time_s",
+            f"must be >= cluster.heartbeat_s={hb:g} (tasks start at heartbeats), got {cap:g}",
         )

@@ -175,6 +175,9 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         if max_sim_time_s is not None:
             over["run.max_sim_time_s"] = max_sim_time_s
         self.scenario = load_scenario(config, over or None)
+        if not isinstance(speculation, (bool, np.bool_)):  # "no" would be truthy: speculation on
+            raise ValueError(f"speculation: must be true or false, got {speculation!r}")
+        speculation = bool(speculation)
         self.codec = ActionCodec(job_slots, queue_order, speculation, work_conserving)
         if not isinstance(critic_inputs, (bool, np.bool_)):
             raise ValueError(f"critic_inputs: must be true or false, got {critic_inputs!r}")
@@ -264,6 +267,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         ep_seed = int(self.np_random.integers(2**31 - 1)) if seed is None else int(seed)
+        _check_options(options)
         # the hooks' state before their reset(seed) is part of the episode record: a
         # baseline may keep state across episodes
         hooks0 = copy.deepcopy(self._hooks)
@@ -399,6 +403,22 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             "reward_terms": terms,
             "action_mask": self._mask.astype(np.int8),
         }
+
+
+def _check_options(options) -> None:
+    """reset's ``options``: None or a dict the episode record can deep-copy (copies,
+    pickles and snapshots replay it)."""
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ValueError(f"options: must be a dict or None, got {type(options).__name__}")
+    try:
+        copy.deepcopy(options)
+    except Exception as e:  # a lock, a socket, a generator: anything deepcopy refuses
+        raise ValueError(
+            f"options: every value must be deep-copyable (the episode record keeps a copy), "
+            f"got {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        ) from None
 
 
 def _check_job_weights(specs) -> None:
