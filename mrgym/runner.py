@@ -191,6 +191,8 @@ def run_sim(
             "decisions": sim.beats.n_decisions,
             "rate_updates": sim.engine.n_rate_updates,
             "attempts": len(sim.attempts),
+            # the sampler's wake-ups: idle stretches are slept through in one
+            "sampler_ticks": sim.monitor.n_samples + sim.monitor.n_idle_ticks,
         },
         [(j.id, j.name, len(j.maps), j.arrived_s, j.finish_s) for j in sim.jobs],
     )

@@ -151,7 +151,8 @@ class Monitor(Part):
         # billing sessions per host, [start, end or None while it runs]; every host starts
         # at t = 0 but a standby one (dynamics._draw_standby clears its list)
         self.sessions: dict[int, list[list]] = {h.id: [[0.0, None]] for h in self.topo.hosts}
-        self.n_samples = 0  # sampler ticks that sampled (the idle ones are skipped)
+        self.n_samples = 0  # sampler ticks with a job active or an interactive VM
+        self.n_idle_ticks = 0  # sampler ticks with neither (each one sleeps, or ends)
         self.n_idle_skips = 0  # idle stretches slept through in one wait
 
     def bind(self, tracker, dynamics) -> None:
@@ -171,6 +172,7 @@ class Monitor(Part):
         while True:
             yield env.timeout(dt)
             if not tracker.active and not self.dynamics.apps:
+                self.n_idle_ticks += 1
                 delay = self._idle_delay(dt)
                 if delay is None:
                     return  # no job will ever be active again
