@@ -265,9 +265,9 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
 
     # -- Gymnasium API -------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        _check_options(options)  # before any state changes: a refused reset changes nothing
         super().reset(seed=seed)
         ep_seed = int(self.np_random.integers(2**31 - 1)) if seed is None else int(seed)
-        _check_options(options)
         # the hooks' state before their reset(seed) is part of the episode record: a
         # baseline may keep state across episodes
         hooks0 = copy.deepcopy(self._hooks)
@@ -406,19 +406,14 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
 
 
 def _check_options(options) -> None:
-    """reset's ``options``: None or a dict the episode record can deep-copy (copies,
-    pickles and snapshots replay it)."""
-    if options is None:
-        return
-    if not isinstance(options, dict):
+    """reset's ``options``: None or a dict the episode record can deep-copy."""
+    if options is not None and not isinstance(options, dict):
         raise ValueError(f"options: must be a dict or None, got {type(options).__name__}")
     try:
         copy.deepcopy(options)
-    except Exception as e:  # a lock, a socket, a generator: anything deepcopy refuses
-        raise ValueError(
-            f"options: every value must be deep-copyable (the episode record keeps a copy), "
-            f"got {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        ) from None
+    except Exception as e:  # a lock, a socket, a generator: what deepcopy refuses
+        why = f"{type(e).__name__}: {str(e)[:80]}".replace("\n", " ")
+        raise ValueError(f"options: every value must be deep-copyable, got {why}") from None
 
 
 def _check_job_weights(specs) -> None:
