@@ -87,6 +87,9 @@ def test_trace_readers_refuse_a_directory_or_a_missing_file(reader, tmp_path):
     with pytest.raises(ValueError) as e:
         reader(tmp_path / "nope.tsv")
     assert one_line(e) == f"{name}: {tmp_path / 'nope.tsv'}: no such trace file"
+    with pytest.raises(ValueError) as e:
+        reader("/dev/null")
+    assert one_line(e) == f"{name}: /dev/null: expected a trace file, got a special file"
 
 
 # -- idle time costs nothing ----------------------------------------------------------------

@@ -45,8 +45,10 @@ def trace_file(path: str | Path, reader: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{reader}: {p}: expected a trace file, got a directory")
-    if not p.is_file():
+    if not p.exists():
         raise ValueError(f"{reader}: {p}: no such trace file")
+    if not p.is_file():  # a device or a pipe: no size to check, maybe no end
+        raise ValueError(f"{reader}: {p}: expected a trace file, got a special file")
     return p
 
 
