@@ -40,6 +40,10 @@ def bench_env(
 ) -> dict[str, float]:
     """Best of ``rounds`` alternating measurements of each (this machine is shared, so
     single timings swing by tens of percent); one rate per entry of :data:`SETTINGS`."""
+    # 0 steps would time nothing and report "0 steps/s" as if it were a measurement
+    for name, v in (("steps (--steps)", steps), ("rounds", rounds)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
     # MRCluster-v0 is registered: importing this module ran mrgym/__init__
     envs = {
         k: gym.make("MRCluster-v0", config=config, **kw).unwrapped for k, kw in SETTINGS.items()

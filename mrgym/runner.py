@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from mrgym import registry
 from mrgym.config import Scenario, load_scenario
 from mrgym.metrics import TaskRecord, episode_metrics, task_log
@@ -37,12 +39,30 @@ class SimResult:
 def make_scheduler(scheduler: Scheduler | str, **params) -> Scheduler:
     if isinstance(scheduler, Scheduler):
         return scheduler
+    if not isinstance(scheduler, str):
+        raise ValueError(
+            "scheduler: expected a Scheduler or a registered name such as 'fifo', "
+            f"got {type(scheduler).__name__}"
+        )
     return registry.make(scheduler, **params)
+
+
+def check_seed(seed: Any) -> int:
+    """The episode seed as an int; refused unless an integer in [0, 2**63).
+
+    ``None`` is refused too: numpy would then seed from the OS and two runs of the same
+    call would differ, which breaks every comparison built on seeds."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed: expected an integer >= 0, got {seed!r}")
+    if not 0 <= seed < 2**63:  # numpy's SeedSequence takes non-negative integers
+        raise ValueError(f"seed: expected an integer >= 0 and < 2**63, got {seed}")
+    return int(seed)
 
 
 def build_simulation(
     scenario: Scenario | str | dict, scheduler: Scheduler | str, seed: int, progress=None
 ) -> Simulation:
+    seed = check_seed(seed)
     return Simulation(load_scenario(scenario), make_scheduler(scheduler), seed, progress=progress)
 
 
@@ -53,6 +73,7 @@ def isolated_jct(
     id: the denominator of :func:`mrgym.metrics.slowdowns`.  One simulation per job."""
     from dataclasses import replace
 
+    seed = check_seed(seed)
     sc = load_scenario(scenario)
     # the episode's jobs, in id (submission) order, as the simulator draws them
     specs = [j.spec for j in Simulation(sc, make_scheduler(scheduler), seed).view.all_jobs]
@@ -130,7 +151,9 @@ def run_sim(
     """Simulate one episode and return its metrics and task log.
 
     ``progress``: ``True`` shows finished jobs as a bar on a terminal and as a log line
-    every tenth of the jobs (or every 10 s) otherwise; ``"bar"``/``"lines"`` force one."""
+    every tenth of the jobs (or every 10 s) otherwise; ``"bar"``/``"lines"`` force one.
+    ``seed``: an integer >= 0 (required to be one: the run is reproducible from it)."""
+    seed = check_seed(seed)
     sc = load_scenario(scenario)
     mode = progress_mode(progress)
     bar = None
@@ -168,6 +191,8 @@ def run_sim(
             "decisions": sim.beats.n_decisions,
             "rate_updates": sim.engine.n_rate_updates,
             "attempts": len(sim.attempts),
+            # the sampler's wake-ups: idle stretches are slept through in one
+            "sampler_ticks": sim.monitor.n_samples + sim.monitor.n_idle_ticks,
         },
         [(j.id, j.name, len(j.maps), j.arrived_s, j.finish_s) for j in sim.jobs],
     )

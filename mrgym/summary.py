@@ -32,6 +32,18 @@ SPREADS = {
 }
 
 
+#: Below this many seeds the table shows each mean's range [min, max] instead of a 95 %
+#: interval: from 2-4 seeds the interval's t factor (12.7, 4.3, 3.2) makes it so wide that
+#: it says nothing (fifo 360 ± 2 079 s over 3 seeds), while the range is what was seen.
+SMALL_N = 5
+
+
+def _t_factor(n: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, n - 1))
+
+
 def _spread(vals: np.ndarray, spread: str) -> float:
     """``vals``' spread; NaN for one value (no interval from one seed: say so, not 0)."""
     if len(vals) < 2:
@@ -39,9 +51,7 @@ def _spread(vals: np.ndarray, spread: str) -> float:
     sd = float(vals.std(ddof=1))
     if spread == "std":
         return sd
-    from scipy import stats
-
-    return float(stats.t.ppf(0.975, len(vals) - 1)) * sd / math.sqrt(len(vals))
+    return _t_factor(len(vals)) * sd / math.sqrt(len(vals))
 
 
 def summarize(rows: list[dict[str, Any]], spread: str = "ci95") -> list[dict[str, Any]]:
@@ -49,7 +59,9 @@ def summarize(rows: list[dict[str, Any]], spread: str = "ci95") -> list[dict[str
 
     Each metric is ``(mean, spread)``; ``spread`` is ``"ci95"`` (half-width of the 95 %
     Student-t confidence interval of the mean: what the plots' error bars show) or
-    ``"std"`` (sample standard deviation); one seed gives NaN."""
+    ``"std"`` (sample standard deviation); one seed gives NaN.  ``ranges`` holds each
+    metric's ``(min, max, n)`` over the seeds that have a value (n of them), which the
+    table shows instead of the interval below :data:`SMALL_N` seeds."""
     if spread not in SPREADS:
         raise ValueError(f"spread: expected one of {list(SPREADS)}, got {spread!r}")
     groups: dict[tuple, list] = {}
@@ -66,11 +78,15 @@ def summarize(rows: list[dict[str, Any]], spread: str = "ci95") -> list[dict[str
             # runs cut before every job finished (a decision cap or the time cap)
             "truncated": sum(_true(r.get("truncated")) for r in rs),
         }
+        ranges = {}
         for key in COMPARE_KEYS + OPTIONAL_COMPARE_KEYS:
             vals = np.array(
                 [r[key] for r in rs if r.get(key) is not None and not _nan(r[key])], dtype=float
             )
             row[key] = (float(vals.mean()), _spread(vals, spread)) if len(vals) else (math.nan,) * 2
+            lo, hi = (float(vals.min()), float(vals.max())) if len(vals) else (math.nan,) * 2
+            ranges[key] = (lo, hi, len(vals))
+        row["ranges"] = ranges
         out.append(row)
     return out
 
@@ -129,15 +145,50 @@ def format_seeds(seeds: Iterable[int]) -> str:
     return ", ".join(parts)
 
 
+def _shows_range(row: dict[str, Any]) -> bool:
+    """The table shows ``row``'s range, not its interval: a 95 % interval from 2 to
+    ``SMALL_N - 1`` seeds."""
+    return row.get("spread") == "ci95" and 2 <= row.get("seeds", 0) < SMALL_N and "ranges" in row
+
+
 def spread_note(summary: list[dict[str, Any]]) -> str:
-    """What the numbers and ``±`` (or the error bars) are, in one sentence."""
+    """What the numbers and ``±`` (or ``[min, max]``, or the error bars) are."""
     if not summary:
         return ""
     seeds = sorted({s for row in summary for s in row["seed_list"]})
     n = len(seeds)
     if n < 2:
         return f"mean of 1 seed ({format_seeds(seeds)}); one seed gives no spread"
-    return f"mean ± {SPREADS[summary[0]['spread']]} over {n} seeds ({format_seeds(seeds)})"
+    small = [r for r in summary if _shows_range(r)]
+    if len(small) == len(summary):
+        k = small[0]["seeds"]
+        return (
+            f"mean [min, max] over n = {n} seeds ({format_seeds(seeds)}); with fewer than "
+            f"{SMALL_N} seeds the range is shown, as a 95 % confidence interval would be "
+            f"±{_t_factor(k):.1f} standard errors wide (Student t, {k - 1} degrees of freedom) "
+            "and say little"
+        )
+    note = f"mean ± {SPREADS[summary[0]['spread']]} over {n} seeds ({format_seeds(seeds)})"
+    if small:
+        note += f"; rows with fewer than {SMALL_N} seeds show mean [min, max] instead"
+    return note
+
+
+def _cell(row: dict[str, Any], metric: Metric) -> str:
+    """One table cell: mean ± spread, mean [min, max] (few seeds), the mean (one seed),
+    or ``-`` (no value)."""
+    m, s = row.get(metric.key, (math.nan, math.nan))
+    fmt = ".3f" if metric.bounded else ",.1f"  # a 0..1 value: three decimals
+    if math.isnan(m):
+        return "-"
+    if _shows_range(row):
+        lo, hi, k = row["ranges"].get(metric.key, (math.nan, math.nan, 0))
+        if k >= 2:
+            return f"{m:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+        return f"{m:{fmt}}"
+    if math.isnan(s):  # one seed: no interval
+        return f"{m:{fmt}}"
+    return f"{m:{fmt}} ± {s:{fmt}}"
 
 
 def table_columns(summary: list[dict[str, Any]]) -> list[Metric]:
@@ -163,17 +214,7 @@ def markdown_table(summary: list[dict[str, Any]], columns: list[Metric] | None =
         if row.get("truncated"):  # its JCTs cover the jobs that finished: say so
             cells[0] += " †"
             cut.append(row)
-        for metric in columns:
-            m, s = row.get(metric.key, (math.nan, math.nan))
-            small = metric.bounded  # a 0..1 value: three decimals
-            if math.isnan(m):
-                cells.append("-")
-            elif math.isnan(s):  # one seed: no interval
-                cells.append(f"{m:.3f}" if small else f"{m:,.1f}")
-            elif small:
-                cells.append(f"{m:.3f} ± {s:.3f}")
-            else:
-                cells.append(f"{m:,.1f} ± {s:,.1f}")
+        cells += [_cell(row, metric) for metric in columns]
         lines.append("| " + " | ".join(cells) + " |")
     if summary and summary[0].get("spread") == "training-seed std":
         note = (

@@ -176,9 +176,13 @@ def test_summary_is_mean_and_95_ci_and_the_table_says_so():
     assert ev.summarize(rows, "std")[0]["mean_jct_s"][1] == pytest.approx(
         np.std([10, 12, 17], ddof=1)
     )
-    table = ev.markdown_table([row])
-    assert "| p | 13.0 ± " in table
-    assert table.endswith("95 % confidence interval of the mean (Student t) over 3 seeds (0-2).")
+    table = ev.markdown_table([row])  # 3 seeds: the range, as the interval says little
+    assert "| p | 13.0 [10.0, 17.0] |" in table
+    assert "Mean [min, max] over n = 3 seeds (0-2)" in table and "±4.3 standard errors" in table
+    five = [{"scenario": "s", "policy": "p", "seed": i, "mean_jct_s": 10.0 + i} for i in range(5)]
+    table = ev.markdown_table(ev.summarize(five))
+    assert "| p | 12.0 ± 2.0 |" in table  # t(4) = 2.776 x sd 1.581 / sqrt(5)
+    assert table.endswith("95 % confidence interval of the mean (Student t) over 5 seeds (0-4).")
     (one,) = ev.summarize(rows[:1])
     assert math.isnan(one["mean_jct_s"][1])
     assert "| p | 10.0 |" in ev.markdown_table([one])  # no "± nan" for one seed
@@ -199,8 +203,8 @@ def test_sla_violations_are_a_column_only_where_some_policy_has_them():
     loud = ev.summarize(rows(30.0))
     head = ev.markdown_table(loud).splitlines()[0]
     assert head.endswith("| re-executed | SLA violation (s) |")
-    assert "| a | 10.0 ± 0.0 |" in ev.markdown_table(loud)
-    assert ev.markdown_table(loud).splitlines()[3].endswith("| 30.0 ± 0.0 |")  # policy b
+    assert "| a | 10.0 [10.0, 10.0] |" in ev.markdown_table(loud)
+    assert ev.markdown_table(loud).splitlines()[3].endswith("| 30.0 [30.0, 30.0] |")  # policy b
     # the training-seed table of a's seeds (0 s) keeps the column the main table has
     grouped = across_training_seeds(loud, {"a": "g"})
     assert "SLA violation" not in ev.markdown_table(grouped)

@@ -16,6 +16,13 @@ error that enforces it:
   maps); generated and trace workloads are checked when drawn (mrgym.workloads);
 * ``run.max_sim_time_s`` and every time in a scenario are at most 1e8 s (about 3 years);
 * at most 1 000 000 host failures are expected over a run (hosts x time / MTBF);
+* interactive VMs update their load and have their SLA checked at most 10 000 000 times
+  each over a run (VMs x time / ``update_s``, VMs x time / ``execution.sample_s``): they
+  are simulated busy or idle, as their noise, SLA and energy follow every update;
+* a run's ``run.max_sim_time_s`` is at least one ``cluster.heartbeat_s`` (tasks start at
+  heartbeats);
+* a SWIM or Rumen trace is at most 512 MiB of text (a ``.gz`` after unpacking; it is
+  unpacked in chunks and stopped there, so a small "gzip bomb" cannot fill the memory);
 * a scenario file is at most 4 MiB (about 130 000 inline job entries, a few seconds to
   parse); error messages show at most ~80 characters of a value.
 
@@ -42,6 +49,7 @@ from mrgym.config.limits import (  # noqa: F401
     MAX_FAILURES,
     MAX_FILE_BYTES,
     MAX_HOSTS,
+    MAX_INTERACTIVE_TICKS,
     MAX_MB,
     MAX_RACKS,
     MAX_SLOTS,
@@ -78,6 +86,7 @@ from mrgym.workloads import MAX_JOBS, MAX_REPEAT, MAX_TASKS  # noqa: F401
 
 __all__ = [
     "MAX_FAILURES",
+    "MAX_INTERACTIVE_TICKS",
     "MAX_HOSTS",
     "MAX_JOBS",
     "MAX_REPEAT",

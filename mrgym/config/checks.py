@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mrgym.config.errors import CheckError, key_text, short
-from mrgym.config.limits import MAX_FAILURES, MAX_HOSTS, MAX_VMS
+from mrgym.config.limits import MAX_FAILURES, MAX_HOSTS, MAX_INTERACTIVE_TICKS, MAX_VMS
 from mrgym.sim.jobs import PROFILES
 from mrgym.sim.topology import CATALOG
 from mrgym.workloads import MAX_JOBS, MAX_TASKS
@@ -37,6 +37,8 @@ def check_scenario(sc: Scenario) -> None:
     _check_network(sc.cluster)
     _check_workload(sc.workload)
     _check_failures(sc)
+    _check_interactive(sc)
+    _check_time_cap(sc)
 
 
 def _workers(g: HostGroup) -> int:
@@ -54,8 +56,15 @@ def _check_catalog(c: ClusterSpec) -> None:
 
 
 def _check_hosts(c: ClusterSpec) -> None:
+    if not c.hosts:  # before the racks check, which would blame cluster.racks
+        raise CheckError("cluster.hosts", "must list at least one host group, got []")
     types = set(CATALOG) | set(c.catalog or {})
     for i, g in enumerate(c.hosts):
+        if g.native and g.interactive is not None:  # build.py would silently drop it
+            raise CheckError(
+                f"cluster.hosts.{i}.interactive",
+                "needs a virtualized group (native: false): a native host runs no interactive VMs",
+            )
         if g.type not in types:
             raise CheckError(
                 f"cluster.hosts.{i}.type",
@@ -248,4 +257,46 @@ def _check_failures(sc: Scenario) -> None:
             "dynamics.failures.mtbf_hours",
             f"{hosts:,} hosts over run.max_sim_time_s={sc.run.max_sim_time_s:,.0f} would fail "
             f"~{expected:,.0f} times, more than the limit of {MAX_FAILURES:,}; raise the MTBF",
+        )
+
+
+def _check_time_cap(sc: Scenario) -> None:
+    """A run shorter than one heartbeat period can end before any VM asks for a task: the
+    episode would be empty, and the environment would blame the slots instead."""
+    cap, hb = sc.run.max_sim_time_s, sc.cluster.heartbeat_s
+    if cap < hb:
+        raise CheckError(
+            "run.max_sim_time_s",
+            f"must be >= cluster.heartbeat_s={hb:g} (tasks start at heartbeats), got {cap:g}",
+        )
+
+
+def _check_interactive(sc: Scenario) -> None:
+    """Interactive VMs are never idle: their load is updated every ``update_s`` and their
+    SLA checked every ``execution.sample_s`` up to the time cap, jobs or not (each update
+    draws noise, so skipping one would change every later result).  Bound both counts, as
+    failures are bounded, so that a 1 s update over a 1e8 s cap is refused, not run for
+    hours."""
+    cap = sc.run.max_sim_time_s
+    groups = [(i, g) for i, g in enumerate(sc.cluster.hosts) if g.interactive is not None]
+    apps = sum(g.count * g.interactive.vms_per_host for _, g in groups)
+    if not apps:
+        return
+    rates = {i: g.count * g.interactive.vms_per_host / g.interactive.update_s for i, g in groups}
+    updates = cap * sum(rates.values())
+    if updates > MAX_INTERACTIVE_TICKS:
+        i = max(rates, key=rates.__getitem__)
+        raise CheckError(
+            f"cluster.hosts.{i}.interactive.update_s",
+            f"{apps:,} interactive VMs over run.max_sim_time_s={cap:,.0f} would update their "
+            f"load ~{updates:,.0f} times, more than the limit of {MAX_INTERACTIVE_TICKS:,}; "
+            "raise update_s or lower the time cap",
+        )
+    checks = apps * cap / sc.execution.sample_s
+    if checks > MAX_INTERACTIVE_TICKS:
+        raise CheckError(
+            "execution.sample_s",
+            f"{apps:,} interactive VMs over run.max_sim_time_s={cap:,.0f} would have their SLA "
+            f"checked ~{checks:,.0f} times, more than the limit of {MAX_INTERACTIVE_TICKS:,}; "
+            "raise sample_s or lower the time cap",
         )

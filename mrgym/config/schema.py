@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -25,16 +26,19 @@ from mrgym.sim.jobs import PROFILES
 from mrgym.sim.params import ModelParams
 from mrgym.workloads import MAX_JOBS, MAX_REPEAT, MAX_TASKS
 
+# pydantic's lax mode reads True as 1, "3" and b"3" as 3 (and numpy's bool_ as a number);
+# in a scenario each is a mistake
+_NOT_NUMBERS = (bool, np.bool_, str, bytes, bytearray)
+
 
 def _plain_int(value: Any) -> Any:
-    # pydantic's lax mode reads True as 1 and "3" as 3; in a scenario both are mistakes
-    if isinstance(value, (bool, str)):
+    if isinstance(value, _NOT_NUMBERS):
         raise field_error("must be an integer, got {got}", got=short(value))
     return value
 
 
 def _plain_float(value: Any) -> Any:
-    if isinstance(value, (bool, str)):
+    if isinstance(value, _NOT_NUMBERS):
         raise field_error("must be a number, got {got}", got=short(value))
     return value
 
@@ -150,7 +154,7 @@ class ProvisionSpec(_Strict):
 def _mbps(value: Any, at: int | None = None) -> float:
     """One rack uplink in Mbit/s: a finite number in [1, 1e7]."""
     extra = {} if at is None else {"at": at}
-    if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
+    if isinstance(value, _NOT_NUMBERS) or not isinstance(value, (int, float)):
         raise field_error("must be a number of Mbit/s, got {got}", got=short(value), **extra)
     if not 1 <= value <= 1e7:  # also refuses NaN
         raise field_error("must be in [1, 1e7] Mbit/s, got {got}", got=short(value), **extra)

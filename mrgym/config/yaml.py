@@ -57,6 +57,14 @@ def parse_yaml(text: str, source: str, lines: bool = True) -> Any:
     """Parse YAML safely (no Python tags, no duplicate keys); a problem is a one-line
     :class:`ScenarioError` that starts with ``source`` (and ``:LINE`` when ``lines``)."""
     try:
+        # a command-line byte that is not UTF-8 arrives as a lone surrogate (PEP 383):
+        # libyaml would fail on it with a bare codec error naming no key
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ScenarioError(
+            f"{source}: not UTF-8 text (character {e.start + 1} is a byte that is not UTF-8)"
+        ) from None
+    try:
         return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except _DuplicateKey as e:
         where = f"{source}:{e.line}" if lines else source

@@ -171,6 +171,9 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         if max_sim_time_s is not None:
             over["run.max_sim_time_s"] = max_sim_time_s
         self.scenario = load_scenario(config, over or None)
+        if not isinstance(speculation, (bool, np.bool_)):  # "no" would be truthy: speculation on
+            raise ValueError(f"speculation: must be true or false, got {speculation!r}")
+        speculation = bool(speculation)
         self.codec = ActionCodec(job_slots, queue_order, speculation, work_conserving)
         if not isinstance(critic_inputs, (bool, np.bool_)):
             raise ValueError(f"critic_inputs: must be true or false, got {critic_inputs!r}")
@@ -257,6 +260,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
 
     # -- Gymnasium API -------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        _check_options(options)  # before any state changes: a refused reset changes nothing
         super().reset(seed=seed)
         ep_seed = int(self.np_random.integers(2**31 - 1)) if seed is None else int(seed)
         # the hooks' state before their reset(seed) is part of the episode record: a
@@ -394,6 +398,17 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             "reward_terms": terms,
             "action_mask": self._mask.astype(np.int8),
         }
+
+
+def _check_options(options) -> None:
+    """reset's ``options``: None or a dict the episode record can deep-copy."""
+    if options is not None and not isinstance(options, dict):
+        raise ValueError(f"options: must be a dict or None, got {type(options).__name__}")
+    try:
+        copy.deepcopy(options)
+    except Exception as e:  # a lock, a socket, a generator: what deepcopy refuses
+        why = f"{type(e).__name__}: {str(e)[:80]}".replace("\n", " ")
+        raise ValueError(f"options: every value must be deep-copyable, got {why}") from None
 
 
 def _check_job_weights(specs) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -88,6 +89,59 @@ def fairness(jobs: Sequence[Job]) -> tuple[float, float] | None:
     return jain, float(np.mean(np.abs(s - f) / f))
 
 
+def last_tick_before(t: float, dt: float, until: float) -> float | None:
+    """The last time before ``until`` of the float sequence ``t, t + dt, (t + dt) + dt ...``
+    (each sum rounded, as SimPy's repeated ``timeout(dt)`` computes it), in O(binades)
+    steps instead of one per tick; None if ``dt`` is lost to rounding (the clock would
+    stand still).
+
+    Within one binade ``[2^(e-1), 2^e)`` every sum rounds to a multiple of the same ulp, so
+    the rounded step is one constant ``d`` until a sum leaves the binade (ties to even
+    included: after one step every point is an even multiple and the step is constant)."""
+    x = t
+    while True:
+        nxt = x + dt
+        if nxt >= until:
+            return x
+        if x <= 0.0:
+            x = nxt
+            continue
+        top = Fraction(2) ** math.frexp(x)[1]  # the binade's end (exclusive)
+        ulp = Fraction(math.ulp(x))
+        ratio = Fraction(dt) / ulp
+        fx = Fraction(x)
+        if ratio.denominator == 2:
+            # every sum ties and rounds to an even multiple of the ulp: from an even
+            # multiple on, the step is the even one of floor(ratio) and floor(ratio) + 1
+            if (fx / ulp) % 2:
+                x = nxt
+                continue
+            n = math.floor(ratio)
+            d = (n + n % 2) * ulp
+        else:
+            d = round(ratio) * ulp
+        if d == 0:
+            return None  # a step lost to rounding: SimPy's clock would stand still
+        # steps whose exact sum stays inside the binade, and steps that stay before until
+        in_binade = math.ceil((top - fx - Fraction(dt)) / d)
+        before = math.ceil((Fraction(until) - fx) / d) - 1
+        k = min(in_binade, before)
+        # k steps at once (exact: a multiple of the binade's ulp, at most its end), or the
+        # one step that leaves the binade, rounded as SimPy rounds it
+        x = float(fx + k * d) if k >= 1 else nxt
+
+
+def delay_to(now: float, at: float) -> float:
+    """The ``timeout`` delay that lands exactly on ``at`` (``now + delay`` rounds)."""
+    delay = at - now
+    for _ in range(8):
+        landed = now + delay
+        if landed == at:
+            return delay
+        delay = math.nextafter(delay, math.inf if landed < at else -math.inf)
+    raise AssertionError(f"no float delay from {now!r} lands on {at!r}")
+
+
 class Monitor(Part):
     """Samples fairness and SLA; answers the schedulers' monitoring queries."""
 
@@ -97,24 +151,56 @@ class Monitor(Part):
         # billing sessions per host, [start, end or None while it runs]; every host starts
         # at t = 0 but a standby one (dynamics._draw_standby clears its list)
         self.sessions: dict[int, list[list]] = {h.id: [[0.0, None]] for h in self.topo.hosts}
+        self.n_samples = 0  # sampler ticks with a job active or an interactive VM
+        self.n_idle_ticks = 0  # sampler ticks with neither (each one sleeps, or ends)
+        self.n_idle_skips = 0  # idle stretches slept through in one wait
 
     def bind(self, tracker, dynamics) -> None:
         self.tracker = tracker
         self.dynamics = dynamics
 
     def sampler(self):
-        """Fairness over time (Jain's index and lsap's distance) and interactive SLA."""
+        """Fairness over time (Jain's index and lsap's distance) and interactive SLA.
+
+        Idle time costs nothing: with no interactive VM, a tick while no job is active
+        samples nothing, so the sampler sleeps to the last tick of its grid before the next
+        arrival (:func:`last_tick_before`, the very times its ticks would have had) and
+        resumes ticking from there."""
         env = self.env
         dt = self.params.sample_s
+        tracker = self.tracker
         while True:
             yield env.timeout(dt)
-            jobs = self.tracker.active_list
+            if not tracker.active and not self.dynamics.apps:
+                self.n_idle_ticks += 1
+                delay = self._idle_delay(dt)
+                if delay is None:
+                    return  # no job will ever be active again
+                if delay > 0:
+                    self.n_idle_skips += 1
+                    yield env.timeout(delay)
+                continue
+            self.n_samples += 1
+            jobs = tracker.active_list
             f = fairness(jobs)
             if f is not None:
                 self.fair_samples.append((dt, *f))
             for app in self.dynamics.apps:
                 if app.vm.host.alive and app.response_s() > app.spec.sla_s:
                     app.violation_s += dt
+
+    def _idle_delay(self, dt: float) -> float | None:
+        """The wait from now to the sampler's last grid tick before the next job arrives
+        (0: none before it; None: no job arrives any more), exact to the bit."""
+        tracker = self.tracker
+        if tracker.n_arrived >= len(tracker.jobs):
+            return None
+        now = self.env.now
+        arrival = max(tracker.jobs[tracker.n_arrived].spec.submit_s, now)  # arrivals in order
+        last = last_tick_before(now, dt, arrival)
+        if last is None or last <= now:
+            return 0.0
+        return delay_to(now, last)
 
     def vm_metrics(self, vm: VM) -> VmMetrics:
         cpu = rd = wr = 0.0

@@ -20,7 +20,10 @@ to the simulator (our choice, stated here; sizing rules shared with the SWIM rea
   ``time_scale``.  A trace or selection with no job left is an error.
 
 Malformed input (bad gzip, non-UTF-8 bytes, invalid or truncated JSON, a top-level array, a
-field of the wrong type) raises a one-line ``ValueError`` naming the file and the job.
+field of the wrong type) raises a one-line ``ValueError`` naming the file and the job; so does
+a path that is no file, and a trace whose text (after gunzip) exceeds
+:data:`~mrgym.workloads.trace_sizing.MAX_TRACE_BYTES`: a .gz is unpacked in chunks and
+stopped at the limit, never inflated whole.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import numpy as np
 from mrgym.sim.jobs import JobSpec, get_profile
 from mrgym.workloads.trace_sizing import (
     MAX_COUNT,
+    MAX_TRACE_BYTES,
     MB,
     MIN_INPUT_MB,
     cap_reduces,
@@ -46,6 +50,7 @@ from mrgym.workloads.trace_sizing import (
     selection_error,
     size_job,
     source_name,
+    trace_file,
 )
 
 REFERENCE_DISK_MBPS = 100.0
@@ -121,14 +126,43 @@ def _host_rack(name: str | None) -> tuple[str | None, str | None]:
     return (parts[-1], parts[0]) if len(parts) >= 2 else (parts[-1], None)
 
 
+def _too_big(p: Path) -> ValueError:
+    return ValueError(
+        f"{p.name}: the trace's text exceeds the limit of {MAX_TRACE_BYTES:,} bytes "
+        "(MAX_TRACE_BYTES); split it or select fewer jobs"
+    )
+
+
+def _gunzip(p: Path, limit: int) -> bytes:
+    """The decompressed bytes of ``p``, read in chunks: more than ``limit`` is refused
+    before it is allocated (a small .gz can unpack to gigabytes)."""
+    chunks, total = [], 0
+    try:
+        with gzip.open(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                total += len(chunk)
+                if total > limit:
+                    raise _too_big(p)
+                chunks.append(chunk)
+    except (OSError, EOFError, zlib.error) as e:
+        raise ValueError(f"{p.name}: not a valid gzip file ({e})") from None
+    return b"".join(chunks)
+
+
+def _raw(p: Path) -> bytes:
+    """The file's bytes, gunzipped when it starts with gzip's magic (or is named .gz)."""
+    with p.open("rb") as fh:
+        magic = fh.read(2)
+    if magic == GZIP_MAGIC or p.suffix == ".gz":
+        return _gunzip(p, MAX_TRACE_BYTES)
+    if p.stat().st_size > MAX_TRACE_BYTES:
+        raise _too_big(p)
+    return p.read_bytes()
+
+
 def _text(p: Path) -> str:
-    """The file's text: gunzipped when it starts with gzip's magic (or is named .gz)."""
-    raw = p.read_bytes()
-    if raw[:2] == GZIP_MAGIC or p.suffix == ".gz":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            raise ValueError(f"{p.name}: not a valid gzip file ({e})") from None
+    """The file's text (see :func:`_raw`), refused when it is not UTF-8."""
+    raw = _raw(p)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -168,7 +202,7 @@ def _objects(text: str, name: str, complete: bool = False) -> Iterator[Any]:
 
 def read_rumen(path: str | Path) -> list[RumenJob]:
     """Parse a Rumen trace (plain or .gz): a stream of JSON objects, not an array."""
-    p = Path(path)
+    p = trace_file(path, "read_rumen")
     jobs: list[RumenJob] = []
     for k, obj in enumerate(_objects(_text(p), p.name), 1):
         if not isinstance(obj, dict):

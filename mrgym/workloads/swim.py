@@ -29,12 +29,14 @@ from pathlib import Path
 from mrgym.sim.jobs import JobSpec, get_profile
 from mrgym.workloads.trace_sizing import (
     MAX_COUNT,
+    MAX_TRACE_BYTES,
     MB,
     cap_reduces,
     quote,
     selection_error,
     size_job,
     source_name,
+    trace_file,
 )
 
 FIELD_COUNTS = (6, 9)  # plain rows, and the withInputPaths variant
@@ -88,7 +90,12 @@ def _row(fields: list[str]) -> SwimJob:
 
 def read_swim(path: str | Path) -> list[SwimJob]:
     """Parse a SWIM TSV (6 or 9 fields a row); errors are one line naming file and line."""
-    p = Path(path)
+    p = trace_file(path, "read_swim")
+    if p.stat().st_size > MAX_TRACE_BYTES:
+        raise ValueError(
+            f"{p.name}: the trace exceeds the limit of {MAX_TRACE_BYTES:,} bytes "
+            "(MAX_TRACE_BYTES); split it or select fewer jobs"
+        )
     out = []
     with p.open("rb") as fh:  # bytes: a non-UTF-8 line is reported with its number
         for n, raw in enumerate(fh, 1):

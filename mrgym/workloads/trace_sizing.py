@@ -32,6 +32,24 @@ MB = 1024.0 * 1024.0
 MIN_INPUT_MB = 1e-3
 QUOTE_CHARS = 60  # error messages quote at most this much of the offending input
 MAX_COUNT = 2**63 - 1  # Hadoop counters are Java longs; anything larger is corrupt
+# The most bytes of trace text a reader takes in, after decompression.  A reader holds the
+# text and its decoded string at once (~2x this in memory at the peak), so 512 MiB keeps a
+# run under ~1.5 GB; public SWIM and Rumen traces are well below it (tens of MB).  A gzip
+# "bomb" (2.5 MB unpacking to 2.6 GB) is stopped at this many bytes, not allocated.
+MAX_TRACE_BYTES = 512 * 1024**2
+
+
+def trace_file(path: str | Path, reader: str) -> Path:
+    """``path`` as a Path when it names a readable regular file; otherwise a one-line
+    ``ValueError`` naming the reader and the path (never IsADirectoryError and friends)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{reader}: {p}: expected a trace file, got a directory")
+    if not p.exists():
+        raise ValueError(f"{reader}: {p}: no such trace file")
+    if not p.is_file():  # a device or a pipe: no size to check, maybe no end
+        raise ValueError(f"{reader}: {p}: expected a trace file, got a special file")
+    return p
 
 
 @dataclass(frozen=True)
