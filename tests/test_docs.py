@@ -54,7 +54,12 @@ def run_blocks(path: Path) -> dict:
 
 @pytest.mark.parametrize("path", [p for p in PAGES[1:] if python_blocks(p)], ids=_name)
 def test_python_blocks_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mrgym import registry
+
     monkeypatch.chdir(tmp_path)  # whatever a block writes lands here
+    # a page may register its example scheduler: forget it afterwards, so that other tests
+    # in this worker see the bundled registry
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     run_blocks(path)
 
 

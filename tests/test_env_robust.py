@@ -209,12 +209,30 @@ def test_action_checks_survive_python_O():
 @pytest.mark.parametrize(
     "weights,message",
     [
-        ({"jct": math.nan}, r"^reward_weights.jct: must be a finite number, got nan$"),
-        ({"cost": math.inf}, r"^reward_weights.cost: must be a finite number, got inf$"),
-        ({"sla": -math.inf}, r"^reward_weights.sla: must be a finite number, got -inf$"),
+        (
+            {"jct": math.nan},
+            r"^reward_weights.jct: must be a finite number in \[-1e6, 1e6\], got nan$",
+        ),
+        (
+            {"cost": math.inf},
+            r"^reward_weights.cost: must be a finite number in \[-1e6, 1e6\], got inf$",
+        ),
+        (
+            {"sla": -math.inf},
+            r"^reward_weights.sla: must be a finite number in \[-1e6, 1e6\], got -inf$",
+        ),
         ({"jct": np.float64("nan")}, r"^reward_weights.jct: must be a finite number"),
-        ({"jct": "1"}, r"^reward_weights.jct: must be a finite number, got '1'$"),
-        ({"jct": None}, r"^reward_weights.jct: must be a finite number, got None$"),
+        ({"jct": "1"}, r"^reward_weights.jct: must be a finite number in \[-1e6, 1e6\], got '1'$"),
+        (
+            {"jct": None},
+            r"^reward_weights.jct: must be a finite number in \[-1e6, 1e6\], got None$",
+        ),
+        # 1e308 x a term of a few hundred overflows a step's reward to inf
+        (
+            {"jct": 1e308},
+            r"^reward_weights.jct: must be a finite number in \[-1e6, 1e6\], got 1e\+308$",
+        ),
+        ({"fairness": -2e6}, r"^reward_weights.fairness: must be a finite number in"),
         ({"speed": 1.0}, r"^reward_weights.speed: unknown term; expected one of"),
         (["jct"], r"^reward_weights: must be a mapping"),
     ],

@@ -134,10 +134,18 @@ def check_weights(weights: dict[str, float] | None) -> dict[str, float]:
             raise ValueError(
                 f"reward_weights.{k}: unknown term; expected one of {list(TERM_NAMES)}"
             )
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-            raise ValueError(f"reward_weights.{k}: must be a finite number, got {v!r}")
+        # a term is at most ~1e3 a step, so weights within 1e6 keep every reward finite
+        # (1e308 x a term overflows to inf)
+        bad = isinstance(v, bool) or not isinstance(v, numbers.Real)
+        if bad or not math.isfinite(v) or abs(v) > MAX_WEIGHT:
+            raise ValueError(
+                f"reward_weights.{k}: must be a finite number in [-1e6, 1e6], got {v!r}"
+            )
         out[k] = float(v)
     return out
+
+
+MAX_WEIGHT = 1e6  # the largest |weight| a reward term takes (check_weights)
 
 
 class RewardTracker:
