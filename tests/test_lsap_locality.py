@@ -1,4 +1,4 @@
-"""The Fig. 6 locality model of ``mrgym.reproduce.lsap_locality``: its matching is the LSAP
+"""The Fig. 6 locality model of ``mrgym.reproduce.claims.lsap_locality``: its matching is the LSAP
 optimum, its greedy pass is dl-sched's snapshot order, it agrees with ``lsap.snapshot_trial``
 where both apply, and every Fig. 6 claim returns a well-formed Result."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-import mrgym.reproduce.lsap_locality as loc
+import mrgym.reproduce.claims.lsap_locality as loc
 from mrgym.reproduce.claims import CLAIMS, VERDICTS
-from mrgym.reproduce.lsap import snapshot_trial
+from mrgym.reproduce.claims.lsap import snapshot_trial
 
 
 def _pairs(local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -140,8 +140,8 @@ def test_reproduce_in_parallel_writes_the_serial_report(tmp_path):
 def test_claims_sharing_a_cache_run_in_one_group():
     groups = claim_groups(report.load_claims())
     mods = [{c.run.__module__ for c in g} for g in groups]
-    ila = [m for m in mods if "mrgym.reproduce.ila_sched" in m]
-    assert ila == [{"mrgym.reproduce.ila", "mrgym.reproduce.ila_sched"}]
+    ila = [m for m in mods if "mrgym.reproduce.claims.ila_sched" in m]
+    assert ila == [{"mrgym.reproduce.claims.ila", "mrgym.reproduce.claims.ila_sched"}]
     assert all(len(m) == 1 for m in mods if m is not ila[0])
     # every claim once, and each group in registration order
     keys = [c.key for g in groups for c in g]

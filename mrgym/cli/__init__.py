@@ -6,7 +6,7 @@ mrgym compare --config ila72 --seeds 0-4 [--schedulers all] [--models M.zip] [--
 mrgym bench --config ila72 [--skip-sim]    # env steps/s and run_sim tasks/s
 mrgym train --config configs/train/maskable_ppo_ila72.yaml [--steps N] [--resume RUN]
 mrgym evaluate --model runs/RUN [--seeds 100-109] [--csv FILE]
-mrgym reproduce --paper all --seeds 3 --out .   # REPRODUCTION.md + reproduction/
+mrgym reproduce --paper all [--seeds 3] [--update | --out DIR] [--claims K,..] [--quick] [--list]
 mrgym tune --config configs/train/ppo_ila72.yaml --samples 8   # Ray Tune + Optuna + ASHA
 mrgym predict --config lee-gpu --job 1 [--samples K] [--history-seeds 0-9]  # Lee ch. 5
 mrgym scenarios            # bundled scenarios, one line each
@@ -208,9 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
         "reproduce",
         help="run the papers' claims on the simulator and write a report with a verdict each",
         description="Run each claim's experiment (the paper's number vs ours, mean ± 95 % CI "
-        "over seeds) and write DIR/REPRODUCTION.md (one table, a section per claim), "
-        "DIR/reproduction/*.png and DIR/reproduction/results.json. Exit status 1 if an "
-        "experiment failed (its row says why).",
+        "over seeds) and write report.md (one table, a section per claim), a PNG per claim "
+        "and results.json into a new folder runs/reproduce-YYYYmmdd-HHMMSS/, or into "
+        "docs/reproduction/ (the committed report) with --update, or DIR with --out. Exit "
+        "status 1 if an experiment failed (its row says why).",
         formatter_class=HelpFormatter,
     )
     r.add_argument(
@@ -227,11 +228,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--out",
-        default=".",
         metavar="DIR",
-        help="folder for REPRODUCTION.md and reproduction/ (its old PNGs and results.json "
-        "are replaced)",
+        help="folder for report.md, the PNGs and results.json (an earlier report's files "
+        "there are replaced; default: a new runs/reproduce-YYYYmmdd-HHMMSS/)",
     )
+    r.add_argument(
+        "--update",
+        action="store_true",
+        help="write the committed report, docs/reproduction/ of this checkout",
+    )
+    r.add_argument(
+        "--claims",
+        metavar="KEY,..",
+        help="only these claims (keys as --list prints them)",
+    )
+    r.add_argument(
+        "--quick",
+        action="store_true",
+        help="the heaviest claims at smaller sizes: a smoke run whose verdicts are not the "
+        "full-size ones",
+    )
+    r.add_argument("--list", action="store_true", help="print the claims, one a line, and exit")
     add_sweep_options(r, "claim group")
     r.set_defaults(func=cmd_reproduce)
     from mrgym.cli.tune import add_parser as add_tune

@@ -1,7 +1,7 @@
 """Claims of the ILA paper about ILA as a system: the interference model's
 accuracy (§5.4, Table 5 / Fig. 11), ILA's own decision time at scale (§5.6) and the
 dynamic vs static thresholds (§5.5, Fig. 12).  Schedulers are reached through the
-registry, as in :mod:`mrgym.reproduce.ila_sched`."""
+registry, as in :mod:`mrgym.reproduce.claims.ila_sched`."""
 
 from __future__ import annotations
 

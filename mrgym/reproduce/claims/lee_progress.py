@@ -3,7 +3,7 @@
 
 The effect of the GPU node itself under the fair scheduler (Fig. 4.11, first two bars:
 Crypto 2x faster, Sort unchanged) is claim ``lee-fig4.11`` of
-:mod:`mrgym.reproduce.platforms`; the claims here are about the scheduler (the third
+:mod:`mrgym.reproduce.claims.platforms`; the claims here are about the scheduler (the third
 bars, and the progress shares of Fig. 4.6-4.7).
 
 Schedulers are reached by name through :mod:`mrgym.registry`: ``progress-share``
@@ -32,8 +32,8 @@ import numpy as np
 
 from mrgym import registry
 from mrgym.config import load_scenario
-from mrgym.reproduce.claims import Result, claim
-from mrgym.reproduce.stats import figure, mean_ci, plot_file, save
+from mrgym.reproduce.claims import Result, claim, finish
+from mrgym.reproduce.stats import figure, mean_ci
 from mrgym.runner import build_simulation, run_sim
 
 SCHEDS = ("lee-fair", "progress-share")
@@ -166,21 +166,25 @@ def lee_ps_jct(seeds: list[int], out: Path) -> Result:
         )
     ax.set_xticks(x, ["Crypto", "Sort"])
     ax.set_ylabel("job completion time (s)")
-    ax.set_title("Lee Fig. 4.11, third bars: progress share on lee-gpu", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
-        fig,
-        plot_file(out, "lee-ps-jct"),
-        f"lee-gpu, both jobs at t = 0. Seeds: {len(seeds)}; error bars: 95 % CI. Paper: "
-        "Crypto ~30 % faster under progress share, Sort also earlier.",
-    )
     data = {
         "jct_s": {f"{s}/{j}": v.tolist() for (s, j), v in jct.items()},
         "crypto_reduction": gain.as_dict(),
         "sort_change": sort.as_dict(),
         "sort_slots": {s: v.as_dict() for s, v in slots.items()},
     }
-    return Result(ours, verdict, why, plot, data)
+    return finish(
+        fig,
+        ax,
+        out,
+        "lee-ps-jct",
+        "Lee Fig. 4.11, third bars: progress share on lee-gpu",
+        f"lee-gpu, both jobs at t = 0. Seeds: {len(seeds)}; error bars: 95 % CI. Paper: "
+        "Crypto ~30 % faster under progress share, Sort also earlier.",
+        ours=ours,
+        verdict=verdict,
+        why=why,
+        data=data,
+    )
 
 
 # --- §4.3.1.1, §4.3.1.4, Fig. 4.6-4.7: progress shares -------------------------------------
@@ -251,16 +255,20 @@ def lee_ps_share(seeds: list[int], out: Path) -> Result:
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
     ax.set_xticks(x, [LABEL[s] for s in SCHEDS], fontsize=8)
     ax.set_ylabel("mean progress share while both run")
-    ax.set_title("Lee eq. 4.1 on lee-gpu (stacked: Σ PS)", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
-        fig,
-        plot_file(out, "lee-ps-share"),
-        f"Seeds: {len(seeds)}. Dashed: Σ PS = 1, the thesis' threshold of an effective "
-        "assignment (§4.3.1.1).",
-    )
     data = {
         "ps": {f"{s}/{j}": v.as_dict() for (s, j), v in cis.items()},
         "sum": {s: v.as_dict() for s, v in total.items()},
     }
-    return Result(ours, verdict, why, plot, data)
+    return finish(
+        fig,
+        ax,
+        out,
+        "lee-ps-share",
+        "Lee eq. 4.1 on lee-gpu (stacked: Σ PS)",
+        f"Seeds: {len(seeds)}. Dashed: Σ PS = 1, the thesis' threshold of an effective "
+        "assignment (§4.3.1.1).",
+        ours=ours,
+        verdict=verdict,
+        why=why,
+        data=data,
+    )
