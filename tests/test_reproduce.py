@@ -184,6 +184,12 @@ def test_claims_come_in_paper_order():
     assert {c.paper for c in select(load_claims(), "lee")} == {"lee"}
     with pytest.raises(ValueError, match="--paper"):
         select(load_claims(), "nosuch")
+    # the order does not depend on which claim module a program imported first
+    by_module: dict[str, list[Claim]] = {}
+    for c in load_claims():
+        by_module.setdefault(c.run.__module__, []).append(c)
+    shuffled = [c for m in reversed(by_module) for c in by_module[m]]
+    assert select(shuffled) == select(load_claims())
 
 
 # -- stub claims: failures, quick, folders and flags ---------------------------------------

@@ -177,5 +177,5 @@ def test_ray_reproduce_gives_the_serial_outcomes(ray_cluster, tmp_path):
     ser = report.run_claims(claims, 1, tmp_path / "s")
     par = report.run_claims(claims, 1, tmp_path / "r", backend="ray", workers=2)
     assert par[0].result.data == ser[0].result.data and par[0].result.ours == ser[0].result.ours
-    assert par[0].result.plot == tmp_path / "r" / "reproduction" / "lsap-fig6d.png"
+    assert par[0].result.plot == tmp_path / "r" / "lsap-fig6d.png"
     assert par[0].result.plot.read_bytes() == ser[0].result.plot.read_bytes()

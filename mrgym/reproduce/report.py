@@ -108,12 +108,18 @@ def pick(claims: Sequence[Claim], keys: Sequence[str]) -> list[Claim]:
 
 def select(claims: Iterable[Claim], paper: str = "all") -> list[Claim]:
     """The claims of ``paper`` (one of :data:`PAPERS`, or ``all``), in the papers' order
-    of :data:`PAPERS` and, within a paper, in registration order."""
+    of :data:`PAPERS`, then their modules' (:func:`claim_modules`), then registration
+    order: the same order whichever module a program happened to import first."""
     if paper != "all" and paper not in PAPERS:
         raise ValueError(f"--paper {paper!r}: expected one of {', '.join(PAPERS)} or all")
     picked = [c for c in claims if paper == "all" or c.paper == paper]
     rank = {p: i for i, p in enumerate(PAPERS)}
-    return sorted(picked, key=lambda c: rank.get(c.paper, len(PAPERS)))
+    mods = {m: i for i, m in enumerate(claim_modules())}
+
+    def key(c: Claim) -> tuple[int, int]:
+        return rank.get(c.paper, len(PAPERS)), mods.get(c.run.__module__, len(mods))
+
+    return sorted(picked, key=key)  # stable: registration order within a module
 
 
 def _one_line(e: BaseException) -> str:
