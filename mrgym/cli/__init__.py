@@ -96,6 +96,58 @@ def add_sweep_options(p: argparse.ArgumentParser, unit: str) -> None:
     )
 
 
+def add_reproduce(sub) -> None:
+    """``mrgym reproduce``: where the report goes (a new runs/ folder, ``--update``,
+    ``--out``), which claims, at which sizes."""
+    r = sub.add_parser(
+        "reproduce",
+        help="run the papers' claims on the simulator and write a report with a verdict each",
+        description="Run each claim's experiment (the paper's number vs ours, mean ± 95 % CI "
+        "over seeds) and write report.md (one table, a section per claim), a PNG per claim "
+        "and results.json into a new folder runs/reproduce-YYYYmmdd-HHMMSS/, or into "
+        "docs/reproduction/ (the committed report) with --update, or DIR with --out. Exit "
+        "status 1 if an experiment failed (its row says why).",
+        formatter_class=HelpFormatter,
+    )
+    r.add_argument(
+        "--paper",
+        default="all",
+        choices=["ila", "pna", "lsap", "hybridmr", "lee", "all"],
+        help="whose claims to run",
+    )
+    r.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="seeds 0..N-1 for every claim (default: each claim's own, ~10 min of CPU in all)",
+    )
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        help="folder for report.md, the PNGs and results.json (an earlier report's files "
+        "there are replaced; default: a new runs/reproduce-YYYYmmdd-HHMMSS/)",
+    )
+    r.add_argument(
+        "--update",
+        action="store_true",
+        help="write the committed report, docs/reproduction/ of this checkout",
+    )
+    r.add_argument(
+        "--claims",
+        metavar="KEY,..",
+        help="only these claims (keys as --list prints them)",
+    )
+    r.add_argument(
+        "--quick",
+        action="store_true",
+        help="the heaviest claims at smaller sizes: a smoke run whose verdicts are not the "
+        "full-size ones",
+    )
+    r.add_argument("--list", action="store_true", help="print the claims, one a line, and exit")
+    add_sweep_options(r, "claim group")
+    r.set_defaults(func=cmd_reproduce)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mrgym",
@@ -204,53 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--csv", help="also write the per-seed rows to this CSV")
     add_max_decisions(e)
     e.set_defaults(func=cmd_evaluate)
-    r = sub.add_parser(
-        "reproduce",
-        help="run the papers' claims on the simulator and write a report with a verdict each",
-        description="Run each claim's experiment (the paper's number vs ours, mean ± 95 % CI "
-        "over seeds) and write report.md (one table, a section per claim), a PNG per claim "
-        "and results.json into a new folder runs/reproduce-YYYYmmdd-HHMMSS/, or into "
-        "docs/reproduction/ (the committed report) with --update, or DIR with --out. Exit "
-        "status 1 if an experiment failed (its row says why).",
-        formatter_class=HelpFormatter,
-    )
-    r.add_argument(
-        "--paper",
-        default="all",
-        choices=["ila", "pna", "lsap", "hybridmr", "lee", "all"],
-        help="whose claims to run",
-    )
-    r.add_argument(
-        "--seeds",
-        type=int,
-        metavar="N",
-        help="seeds 0..N-1 for every claim (default: each claim's own, a few minutes in all)",
-    )
-    r.add_argument(
-        "--out",
-        metavar="DIR",
-        help="folder for report.md, the PNGs and results.json (an earlier report's files "
-        "there are replaced; default: a new runs/reproduce-YYYYmmdd-HHMMSS/)",
-    )
-    r.add_argument(
-        "--update",
-        action="store_true",
-        help="write the committed report, docs/reproduction/ of this checkout",
-    )
-    r.add_argument(
-        "--claims",
-        metavar="KEY,..",
-        help="only these claims (keys as --list prints them)",
-    )
-    r.add_argument(
-        "--quick",
-        action="store_true",
-        help="the heaviest claims at smaller sizes: a smoke run whose verdicts are not the "
-        "full-size ones",
-    )
-    r.add_argument("--list", action="store_true", help="print the claims, one a line, and exit")
-    add_sweep_options(r, "claim group")
-    r.set_defaults(func=cmd_reproduce)
+    add_reproduce(sub)
     from mrgym.cli.tune import add_parser as add_tune
 
     add_tune(sub, HelpFormatter)
