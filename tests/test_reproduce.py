@@ -290,10 +290,10 @@ def test_update_writes_the_checkouts_docs_reproduction(stubs, tmp_path, monkeypa
     # a second update says it replaces the report, and leaves files of its own alone
     (d / "notes.txt").write_text("mine")
     (d / "stub-gone.png").write_text("an old figure of no claim")
-    rc, _, err = _cli("reproduce", "--update", "--workers", "1", "--claims", "stub-fine")
+    rc, _, err = _cli("reproduce", "--update", "--workers", "1", "--seeds", "1")
     assert rc == 0 and "replacing its report.md" in err
     left = sorted(p.name for p in d.iterdir())
-    assert left == sorted([REPORT, RESULTS, "notes.txt", "stub-gone.png"])
+    assert left == sorted([REPORT, RESULTS, "stub-drawn.png", "notes.txt", "stub-gone.png"])
 
 
 @pytest.mark.parametrize(
@@ -301,6 +301,8 @@ def test_update_writes_the_checkouts_docs_reproduction(stubs, tmp_path, monkeypa
     [
         (("--update", "--out", "x"), "--update and --out: give one"),
         (("--update", "--quick"), "--update and --quick"),
+        (("--update", "--paper", "lee"), "--update and --paper lee: the committed report holds"),
+        (("--update", "--claims", "stub-fine"), "--update and --claims"),
         (("--update",), "--update: writes docs/reproduction/ of a source checkout"),
         (("--claims", "nope,stub-fine"), "--claims nope: no such claim"),
         (("--seeds", "0"), "--seeds 0: expected at least 1"),

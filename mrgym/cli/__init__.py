@@ -130,7 +130,8 @@ def add_reproduce(sub) -> None:
     r.add_argument(
         "--update",
         action="store_true",
-        help="write the committed report, docs/reproduction/ of this checkout",
+        help="write the committed report, docs/reproduction/ of this checkout: every claim "
+        "at full size (so not with --out, --paper, --claims or --quick)",
     )
     r.add_argument(
         "--claims",

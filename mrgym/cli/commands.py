@@ -395,7 +395,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.list:
         return _list_claims(args.paper)
     keys = [k.strip() for k in (args.claims or "").split(",") if k.strip()]
-    out = check_target(args.out, args.update, args.quick)  # errors before the runs
+    # errors before the runs
+    out = check_target(args.out, args.update, args.quick, args.paper, keys)
     if out is not None and (out / REPORT).exists():  # said now, so there is time to Ctrl-C
         print(f"mrgym: {out}: replacing its {REPORT}, {RESULTS} and figures", file=sys.stderr)
     workers, backend, address = sweep_options(args)

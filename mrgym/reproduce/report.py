@@ -395,12 +395,24 @@ def fresh_dir(root: Path = RUNS) -> Path:
             out = base.with_name(f"{base.name}-{k}")
 
 
-def check_target(out: str | Path | None, update: bool, quick: bool) -> Path | None:
-    """The folder named by ``--out``/``--update`` (None: a fresh one, made later)."""
+def check_target(
+    out: str | Path | None,
+    update: bool,
+    quick: bool = False,
+    paper: str = "all",
+    keys: Sequence[str] | None = None,
+) -> Path | None:
+    """The folder named by ``--out``/``--update`` (None: a fresh one, made later).  The
+    committed report is whole: ``--update`` runs every claim at full size."""
     if update and out is not None:
         raise ValueError("--update and --out: give one (--update writes the committed report)")
     if update and quick:
         raise ValueError("--update and --quick: the committed report holds full-size runs")
+    if update and (paper != "all" or keys):
+        part = f"--paper {paper}" if paper != "all" else "--claims"
+        raise ValueError(
+            f"--update and {part}: the committed report holds every claim; use --out DIR"
+        )
     if update:
         return committed_dir()
     if out is None:
@@ -446,7 +458,7 @@ def reproduce(
     :func:`run_claims` (the report is the same; its wall-clock fields aside)."""
     if n_seeds is not None and n_seeds < 1:
         raise ValueError(f"--seeds {n_seeds}: expected at least 1")
-    target = check_target(out, update, quick)
+    target = check_target(out, update, quick, paper, keys)
     claims = select(load_claims(), paper)
     claims = pick(claims, keys) if keys else claims
     if not claims:
