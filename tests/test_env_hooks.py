@@ -14,7 +14,7 @@ from agents.env_hooks import check_hooks, make_env  # noqa: E402
 from agents.pretrain import collect  # noqa: E402
 from baselines.hybridmr import HybridMRScheduler  # noqa: E402
 from mrgym.policy import EnvPolicy, ModelPolicy  # noqa: E402
-from mrgym.reproduce.hybridmr import virtual_only  # noqa: E402
+from mrgym.reproduce.claims.hybridmr import virtual_only  # noqa: E402
 
 
 def _loaded_vms() -> dict:

@@ -14,7 +14,7 @@ import mrgym
 from baselines.hybridmr import FifoRandomScheduler, HybridMRScheduler, Phase1
 from baselines.hybridmr_phase2 import IoModel, Phase2, _water_fill
 from mrgym import registry
-from mrgym.reproduce.hybridmr import batch_jobs, virtual_only
+from mrgym.reproduce.claims.hybridmr import batch_jobs, virtual_only
 from mrgym.runner import build_simulation
 from mrgym.sim.scheduler import Scheduler
 

@@ -130,7 +130,7 @@ def test_calibration_measures_the_gpu_affinity():
 def test_progress_share_speeds_the_accelerable_job_on_lee_gpu():
     """§4.4.2 (Fig. 4.11, third bars): Crypto ~30 % faster than under the fair scheduler.
     Sort is measured 10 ± 4 % slower over 10 seeds (the thesis: not slower; the reason is
-    in mrgym/reproduce/lee_progress.py): the stated tolerance is 20 % on seeds 0-2."""
+    in mrgym/reproduce/claims/lee_progress.py): the stated tolerance is 20 % on seeds 0-2."""
     seeds = range(3)
     ps = [_jct(ProgressShareScheduler(), s) for s in seeds]
     fair = [_jct(LeeFairScheduler(), s) for s in seeds]

@@ -1,30 +1,43 @@
-"""`mrgym reproduce`: the report's shape (not its verdicts), failures as rows, the CLI.
+"""`mrgym reproduce`: one run of every claim (one seed, ``--quick`` sizes, through the CLI
+in-process), the report it writes, a few claims' numbers against ranges worked out
+independently, the committed report in docs/reproduction/, and the command's folders and
+flags on stub claims.
 
-One one-seed run of every registered claim is shared by the shape tests: it is also the
-check that no bundled claim's experiment raises."""
+Every registered claim runs exactly once in the suite, in :func:`full_run`; the verdict
+rules are tested on hand-made numbers in ``tests/test_reproduce_verdicts.py``."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
 
+from mrgym.cli import main
 from mrgym.reproduce import VERDICTS, Claim, Result
+from mrgym.reproduce import report as rep
+from mrgym.reproduce.claims import finish
 from mrgym.reproduce.report import (
     COLUMNS,
     FAILED,
-    PLOTS,
     REPORT,
     RESULTS,
     load_claims,
-    reproduce,
     run_claims,
     select,
     write_report,
 )
+from mrgym.reproduce.stats import figure
+
+# the module's tests share full_run: one xdist worker runs them all (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("reproduce")
+
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED = REPO / "docs" / "reproduction"
+QUICK = {"ila-scalability", "ila-fig12", "pna-jct", "pna-table3", "pna-shuffle-xrack"}
 
 
 def _table(md: str) -> tuple[list[str], list[list[str]]]:
@@ -41,56 +54,127 @@ def _table(md: str) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _links(md: str) -> list[str]:
+    return re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    """``mrgym ARGS`` in this process: (status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main(list(args))
+    return rc, out.getvalue(), err.getvalue()
+
+
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
+    """Every claim, seed 0, quick sizes, serially (xdist runs the other modules beside)."""
     out = tmp_path_factory.mktemp("repro")
-    # two workers (claim groups in parallel, the same report as serially: test_sweep): the
-    # one-seed run of every claim is the suite's longest fixture, and pytest uses one core
-    path, outcomes = reproduce("all", 1, out, workers=2)
-    return out, path, outcomes
+    rc, stdout, stderr = _cli(
+        "reproduce", "--seeds", "1", "--quick", "--workers", "1", "--out", str(out)
+    )
+    res = json.loads((out / RESULTS).read_text())
+    return out, rc, stdout, stderr, res, {c["key"]: c for c in res["claims"]}
 
 
-def test_every_claim_runs_without_error(full_run):
-    _, _, outcomes = full_run
-    failed = {o.claim.key: o.result.why for o in outcomes if o.failed}
-    assert not failed, failed
-    assert {o.claim.key for o in outcomes} == {c.key for c in load_claims()}
+def test_every_claim_runs_once_without_error(full_run):
+    out, rc, stdout, stderr, res, by_key = full_run
+    failed = {c["key"]: c["why"] for c in res["claims"] if c["failed"]}
+    assert rc == 0 and not failed, failed
+    keys = [c.key for c in select(load_claims())]
+    assert [c["key"] for c in res["claims"]] == keys  # each once, in the report's order
+    assert len(keys) == 51
+    assert f"[{len(keys)}/{len(keys)}]" in stderr  # progress lines off a terminal
+    assert f"wrote {out / REPORT}" in stdout
 
 
-def test_report_table_shape(full_run):
-    out, path, outcomes = full_run
-    assert path == out / REPORT
-    md = path.read_text()
+def test_report_table_and_sections(full_run):
+    out, *_ = full_run
+    md = (out / REPORT).read_text()
     assert md.startswith("# ")
-    assert "mrgym reproduce --paper all --seeds 1" in md  # the command, to rerun it
+    # the command that makes it again, and what --quick means
+    assert f"`mrgym reproduce --paper all --seeds 1 --quick --out {out}`" in md
+    assert "sizes: **quick**" in md
+    assert "`mrgym reproduce --update` rewrites `docs/reproduction/`" in md
     header, rows = _table(md)
     assert tuple(header) == COLUMNS
-    assert len(rows) == len(load_claims())
+    assert len(rows) == 51
     for row in rows:
         assert len(row) == len(COLUMNS), row
         assert row[COLUMNS.index("verdict")].strip("*") in VERDICTS
         assert all(cell for cell in row), row  # no empty cell: every row says why
-    # one section per claim, each plot linked relatively and present
-    for o in outcomes:
-        assert f'<a id="{o.claim.key}"></a>' in md
-        assert o.result.plot is not None, o.claim.key
-        assert o.result.plot.exists()
-        assert o.result.plot.parent == out / PLOTS
-    for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
-        assert not Path(link).is_absolute()
-        assert (out / link).exists(), link
+    links = _links(md)
+    assert len(links) == 51
+    for link in links:  # each figure beside the report, linked relatively
+        assert "/" not in link and (out / link).stat().st_size > 1000, link
 
 
 def test_results_json(full_run):
-    out, _, outcomes = full_run
-    res = json.loads((out / PLOTS / RESULTS).read_text())
-    assert res["columns"] == list(COLUMNS)
-    assert [c["key"] for c in res["claims"]] == [o.claim.key for o in outcomes]
+    out, _, _, _, res, _ = full_run
+    assert res["columns"] == list(COLUMNS) and res["quick"] is True
     for c in res["claims"]:
-        assert c["verdict"] in VERDICTS
+        assert c["verdict"] in VERDICTS and c["why"] and c["ours"]
         assert c["seeds"] == [0]
-        assert (out / c["plot"]).exists()
-        assert isinstance(c["data"], dict)
+        assert c["plot"] == f"{c['key']}.png" and (out / c["plot"]).is_file()
+        assert isinstance(c["data"], dict) and c["data"]
+
+
+def test_only_the_heaviest_claims_have_quick_sizes():
+    assert {c.key for c in load_claims() if c.has_quick} == QUICK
+
+
+# -- numbers of cheap claims (no quick sizes: these are their full one-seed numbers) -------
+def test_ila_fig3_rack_local_map_is_bound_by_the_link(full_run):
+    # 100 MB over a 100 Mbit/s (12.5 MB/s) link of which background traffic takes 30 %:
+    # the read alone takes 100 / (0.7 x 12.5) = 11.43 s, and the map computes while it
+    # streams, so it ends after that and before read + the node-local map time
+    node, server, rack, _ = full_run[5]["ila-fig3"]["data"]["per_seed_seconds"][0]
+    read = 100 / (0.7 * 12.5)
+    assert read <= rack <= read + node
+    # another VM of the same host: no link on the path, so close to node-local
+    assert node <= server <= 1.1 * node
+
+
+def test_lee_fig4_11_sort_gains_nothing_from_the_gpu(full_run):
+    # cg1.4xlarge has cc1.4xlarge's CPUs plus GPUs; Sort has no GPU kernel, so swapping
+    # one node for the other leaves its JCT as it was
+    data = full_run[5]["lee-fig4.11"]["data"]["per_seed"]
+    assert data["sort"][0] == pytest.approx(1.0, abs=0.02)
+    assert data["crypto"][0] > 1.3  # Crypto uses the GPU: clearly faster
+
+
+def test_lsap_fig4a_optimum_at_ten_tasks(full_run):
+    # 5 replicas on 100 nodes, 50 idle: P(no idle replica) = C(50,5) / C(100,5) = 0.0281;
+    # 10 tasks hardly compete for 50 slots, so the optimum places 97.2 % locally
+    opt = full_run[5]["lsap-fig4a"]["data"]["optimum"]["10"][0]
+    assert opt == pytest.approx(0.972, abs=0.015)  # 2 000 tasks: sd 0.004
+
+
+def test_hybridmr_cpu_bound_overhead_within_the_papers_8_percent(full_run):
+    # a VM with the host's cores cannot be faster than the host, and HybridMR Fig. 1(a)
+    # puts CPU-bound jobs within 8 % of native
+    for app in ("piest", "kmeans"):
+        over = full_run[5][f"hybridmr-fig1a-{app}"]["data"]["per_seed_overhead"][0]
+        assert 0.0 < over <= 0.08, (app, over)
+
+
+# -- the committed report ------------------------------------------------------------------
+def test_committed_report_is_what_update_writes():
+    md = (COMMITTED / REPORT).read_text()
+    assert "- command: `mrgym reproduce --paper all --update`" in md
+    res = json.loads((COMMITTED / RESULTS).read_text())
+    keys = [c.key for c in select(load_claims())]
+    assert [c["key"] for c in res["claims"]] == keys
+    _, rows = _table(md)
+    assert len(rows) == len(keys)
+    links = _links(md)
+    assert sorted(links) == sorted(f"{k}.png" for k in keys)
+    assert all((COMMITTED / link).is_file() for link in links)
+    assert all(c["plot"] == f"{c['key']}.png" for c in res["claims"])
+    # nothing else in the folder: --update replaces exactly these files
+    expect = {REPORT, RESULTS, *(f"{k}.png" for k in keys)}
+    assert {p.name for p in COMMITTED.iterdir()} == expect
+    assert not (REPO / "REPRODUCTION.md").exists() and not (REPO / "reproduction").exists()
 
 
 def test_claims_come_in_paper_order():
@@ -100,14 +184,51 @@ def test_claims_come_in_paper_order():
     assert {c.paper for c in select(load_claims(), "lee")} == {"lee"}
     with pytest.raises(ValueError, match="--paper"):
         select(load_claims(), "nosuch")
+    # the order does not depend on which claim module a program imported first
+    by_module: dict[str, list[Claim]] = {}
+    for c in load_claims():
+        by_module.setdefault(c.run.__module__, []).append(c)
+    shuffled = [c for m in reversed(by_module) for c in by_module[m]]
+    assert select(shuffled) == select(load_claims())
 
 
+# -- stub claims: failures, quick, folders and flags ---------------------------------------
 def _broken(seeds: list[int], out: Path) -> Result:
     raise RuntimeError("disk on fire\nsecond line")
 
 
 def _fine(seeds: list[int], out: Path) -> Result:
     return Result(ours="1.0x", verdict="same direction", why="a | b", data={"x": float("nan")})
+
+
+def _drawn(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    fig, ax = figure()
+    ax.plot(seeds, seeds, label="seeds")
+    data = {"seeds": seeds, "quick": quick}
+    return finish(
+        fig,
+        ax,
+        out,
+        "stub-drawn",
+        "stub",
+        "cap",
+        ours="1",
+        verdict="reproduced",
+        why="-",
+        data=data,
+    )
+
+
+STUBS = [
+    Claim("ila", "stub-drawn", "Fig. 0", "drawn", "1x", _drawn, default_seeds=2),
+    Claim("lee", "stub-fine", "§0", "fine", "1x", _fine),
+]
+
+
+@pytest.fixture
+def stubs(monkeypatch):
+    monkeypatch.setattr(rep, "load_claims", lambda: list(STUBS))
+    return STUBS
 
 
 def test_a_failing_experiment_is_a_row_not_a_crash(tmp_path):
@@ -124,28 +245,84 @@ def test_a_failing_experiment_is_a_row_not_a_crash(tmp_path):
     write_report(outcomes, tmp_path, "mrgym reproduce (test)")
     _, rows = _table((tmp_path / REPORT).read_text())
     assert len(rows) == 2 and all(len(r) == len(COLUMNS) for r in rows)  # "a | b" escaped
-    res = json.loads((tmp_path / PLOTS / RESULTS).read_text())  # NaN written as null
+    res = json.loads((tmp_path / RESULTS).read_text())  # NaN written as null
     assert res["claims"][1]["data"] == {"x": None}
 
 
-def test_cli_one_paper(tmp_path):
-    args = ("--paper", "lee", "--seeds", "1", "--workers", "2", "--out", str(tmp_path))
-    r = run_cli("reproduce", *args)
-    assert r.returncode == 0, r.stderr
-    header, rows = _table((tmp_path / REPORT).read_text())
-    assert tuple(header) == COLUMNS
-    assert rows and all(row[0].startswith("Lee") for row in rows)
-    assert "lee-fig4.11" in r.stderr  # progress lines off a terminal
-    assert (tmp_path / PLOTS / "lee-fig4.11.png").exists()
-    assert str(tmp_path) in r.stdout  # where it wrote
+def test_quick_reaches_only_claims_that_have_it(tmp_path):
+    drawn, fine = STUBS
+    assert drawn.has_quick and not fine.has_quick
+    assert drawn.execute([0], tmp_path).data["quick"] is False  # the default: full sizes
+    assert drawn.execute([0], tmp_path, quick=True).data["quick"] is True
+    assert fine.execute([0], tmp_path, quick=True).verdict == "same direction"
+
+
+def test_default_out_is_a_new_runs_folder_each_time(stubs, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = _cli("reproduce", "--workers", "1")
+    second = _cli("reproduce", "--workers", "1", "--claims", "stub-drawn")
+    assert first[0] == second[0] == 0
+    runs = sorted((tmp_path / "runs").iterdir())
+    assert len(runs) == 2 and all(
+        re.fullmatch(r"reproduce-\d{8}-\d{6}(-\d+)?", p.name) for p in runs
+    )
+    a, b = (json.loads((p / RESULTS).read_text()) for p in runs)
+    assert a["command"] == "mrgym reproduce --paper all"  # no --out: rerun it as it is
+    assert [c["key"] for c in a["claims"]] == ["stub-drawn", "stub-fine"]
+    assert a["claims"][0]["seeds"] == [0, 1]  # the claim's default seeds
+    assert [c["key"] for c in b["claims"]] == ["stub-drawn"]
+    assert b["command"] == "mrgym reproduce --paper all --claims stub-drawn"
+    assert (runs[0] / "stub-drawn.png").is_file()
+    assert f"in runs/{runs[0].name}/" in first[1]  # where it wrote
+
+
+def test_update_writes_the_checkouts_docs_reproduction(stubs, tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "docs").mkdir()
+    monkeypatch.setattr(rep, "REPO", tmp_path)
+    rc, _, _ = _cli("reproduce", "--update", "--workers", "1", "--seeds", "1")
+    assert rc == 0
+    d = tmp_path / "docs" / "reproduction"
+    assert sorted(p.name for p in d.iterdir()) == [REPORT, RESULTS, "stub-drawn.png"]
+    md = (d / REPORT).read_text()
+    assert "- command: `mrgym reproduce --paper all --seeds 1 --update`" in md
+    assert _links(md) == ["stub-drawn.png"]
+    # a second update says it replaces the report, and leaves files of its own alone
+    (d / "notes.txt").write_text("mine")
+    (d / "stub-gone.png").write_text("an old figure of no claim")
+    rc, _, err = _cli("reproduce", "--update", "--workers", "1", "--seeds", "1")
+    assert rc == 0 and "replacing its report.md" in err
+    left = sorted(p.name for p in d.iterdir())
+    assert left == sorted([REPORT, RESULTS, "stub-drawn.png", "notes.txt", "stub-gone.png"])
 
 
 @pytest.mark.parametrize(
     "args,msg",
-    [(("--seeds", "0"), "--seeds 0"), (("--paper", "nosuch"), "invalid choice")],
+    [
+        (("--update", "--out", "x"), "--update and --out: give one"),
+        (("--update", "--quick"), "--update and --quick"),
+        (("--update", "--paper", "lee"), "--update and --paper lee: the committed report holds"),
+        (("--update", "--claims", "stub-fine"), "--update and --claims"),
+        (("--update",), "--update: writes docs/reproduction/ of a source checkout"),
+        (("--claims", "nope,stub-fine"), "--claims nope: no such claim"),
+        (("--seeds", "0"), "--seeds 0: expected at least 1"),
+    ],
 )
-def test_cli_bad_arguments(tmp_path, args, msg):
-    r = run_cli("reproduce", *args, "--out", str(tmp_path))
-    assert r.returncode == 2
-    assert msg in r.stderr
-    assert "Traceback" not in r.stderr
+def test_bad_flags_are_one_line_errors(stubs, tmp_path, monkeypatch, args, msg):
+    monkeypatch.setattr(rep, "REPO", tmp_path)  # no pyproject.toml: an installed package
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = _cli("reproduce", *args)
+    assert rc == 2 and err.startswith("mrgym: error: ") and msg in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "runs").exists()
+
+
+def test_unknown_paper_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "--paper", "nosuch"])
+    assert e.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_list_names_the_claims_without_running_them():
+    rc, out, _ = _cli("reproduce", "--list", "--paper", "lee")
+    lee = [c.key for c in select(load_claims(), "lee")]
+    assert rc == 0 and [ln.split()[0] for ln in out.splitlines()] == lee

@@ -122,10 +122,10 @@ def _report(out: Path, **kw) -> tuple[str, dict, dict[str, bytes]]:
     outcomes = report.run_claims(claims, 1, out, **kw)
     report.write_report(outcomes, out, "cmd", date="D")
     md = re.sub(r"\d+\.\d s\b", "X s", (out / report.REPORT).read_text())
-    res = json.loads((out / report.PLOTS / report.RESULTS).read_text())
+    res = json.loads((out / report.RESULTS).read_text())
     for c in res["claims"]:
         c.pop("wall_s")
-    pngs = {p.name: p.read_bytes() for p in (out / report.PLOTS).glob("*.png")}
+    pngs = {p.name: p.read_bytes() for p in out.glob("*.png")}
     return md, res, pngs
 
 
@@ -134,14 +134,14 @@ def test_reproduce_in_parallel_writes_the_serial_report(tmp_path):
     par = _report(tmp_path / "p", workers=2)
     assert par[0] == ser[0] and par[1] == ser[1]
     assert par[2] == ser[2] and sorted(par[2]) == [f"{k}.png" for k in CLAIMS]
-    assert "(reproduction/lsap-fig5.png)" in par[0]  # plots rebased into the report folder
+    assert "(lsap-fig5.png)" in par[0]  # plots rebased into the report folder
 
 
 def test_claims_sharing_a_cache_run_in_one_group():
     groups = claim_groups(report.load_claims())
     mods = [{c.run.__module__ for c in g} for g in groups]
-    ila = [m for m in mods if "mrgym.reproduce.ila_sched" in m]
-    assert ila == [{"mrgym.reproduce.ila", "mrgym.reproduce.ila_sched"}]
+    ila = [m for m in mods if "mrgym.reproduce.claims.ila_sched" in m]
+    assert ila == [{"mrgym.reproduce.claims.ila", "mrgym.reproduce.claims.ila_sched"}]
     assert all(len(m) == 1 for m in mods if m is not ila[0])
     # every claim once, and each group in registration order
     keys = [c.key for g in groups for c in g]
@@ -177,5 +177,5 @@ def test_ray_reproduce_gives_the_serial_outcomes(ray_cluster, tmp_path):
     ser = report.run_claims(claims, 1, tmp_path / "s")
     par = report.run_claims(claims, 1, tmp_path / "r", backend="ray", workers=2)
     assert par[0].result.data == ser[0].result.data and par[0].result.ours == ser[0].result.ours
-    assert par[0].result.plot == tmp_path / "r" / "reproduction" / "lsap-fig6d.png"
+    assert par[0].result.plot == tmp_path / "r" / "lsap-fig6d.png"
     assert par[0].result.plot.read_bytes() == ser[0].result.plot.read_bytes()

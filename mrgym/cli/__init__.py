@@ -6,7 +6,7 @@ mrgym compare --config ila72 --seeds 0-4 [--schedulers all] [--models M.zip] [--
 mrgym bench --config ila72 [--skip-sim]    # env steps/s and run_sim tasks/s
 mrgym train --config configs/train/maskable_ppo_ila72.yaml [--steps N] [--resume RUN]
 mrgym evaluate --model runs/RUN [--seeds 100-109] [--csv FILE]
-mrgym reproduce --paper all --seeds 3 --out .   # REPRODUCTION.md + reproduction/
+mrgym reproduce --paper all [--seeds 3] [--update | --out DIR] [--claims K,..] [--quick] [--list]
 mrgym tune --config configs/train/ppo_ila72.yaml --samples 8   # Ray Tune + Optuna + ASHA
 mrgym predict --config lee-gpu --job 1 [--samples K] [--history-seeds 0-9]  # Lee ch. 5
 mrgym scenarios            # bundled scenarios, one line each
@@ -101,6 +101,59 @@ def add_sweep_options(p: argparse.ArgumentParser, unit: str) -> None:
     )
 
 
+def add_reproduce(sub) -> None:
+    """``mrgym reproduce``: where the report goes (a new runs/ folder, ``--update``,
+    ``--out``), which claims, at which sizes."""
+    r = sub.add_parser(
+        "reproduce",
+        help="run the papers' claims on the simulator and write a report with a verdict each",
+        description="Run each claim's experiment (the paper's number vs ours, mean ± 95 % CI "
+        "over seeds) and write report.md (one table, a section per claim), a PNG per claim "
+        "and results.json into a new folder runs/reproduce-YYYYmmdd-HHMMSS/, or into "
+        "docs/reproduction/ (the committed report) with --update, or DIR with --out. Exit "
+        "status 1 if an experiment failed (its row says why).",
+        formatter_class=HelpFormatter,
+    )
+    r.add_argument(
+        "--paper",
+        default="all",
+        choices=["ila", "pna", "lsap", "hybridmr", "lee", "all"],
+        help="whose claims to run",
+    )
+    r.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="seeds 0..N-1 for every claim (default: each claim's own, ~10 min of CPU in all)",
+    )
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        help="folder for report.md, the PNGs and results.json (an earlier report's files "
+        "there are replaced; default: a new runs/reproduce-YYYYmmdd-HHMMSS/)",
+    )
+    r.add_argument(
+        "--update",
+        action="store_true",
+        help="write the committed report, docs/reproduction/ of this checkout: every claim "
+        "at full size (so not with --out, --paper, --claims or --quick)",
+    )
+    r.add_argument(
+        "--claims",
+        metavar="KEY,..",
+        help="only these claims (keys as --list prints them)",
+    )
+    r.add_argument(
+        "--quick",
+        action="store_true",
+        help="the heaviest claims at smaller sizes: a smoke run whose verdicts are not the "
+        "full-size ones",
+    )
+    r.add_argument("--list", action="store_true", help="print the claims, one a line, and exit")
+    add_sweep_options(r, "claim group")
+    r.set_defaults(func=cmd_reproduce)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mrgym",
@@ -111,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for add in (_add_simulate, _add_compare, _add_bench, _add_train, _add_evaluate):
         add(sub)
-    _add_reproduce(sub)
+    add_reproduce(sub)
     from mrgym.cli.tune import add_parser as add_tune
 
     add_tune(sub, HelpFormatter)
@@ -243,39 +296,6 @@ def _add_evaluate(sub) -> None:
     e.add_argument("--csv", help="also write the per-seed rows to this CSV")
     add_max_decisions(e)
     e.set_defaults(func=cmd_evaluate)
-
-
-def _add_reproduce(sub) -> None:
-    r = sub.add_parser(
-        "reproduce",
-        help="run the papers' claims on the simulator and write a report with a verdict each",
-        description="Run each claim's experiment (the paper's number vs ours, mean ± 95 % CI "
-        "over seeds) and write DIR/REPRODUCTION.md (one table, a section per claim), "
-        "DIR/reproduction/*.png and DIR/reproduction/results.json. Exit status 1 if an "
-        "experiment failed (its row says why).",
-        formatter_class=HelpFormatter,
-    )
-    r.add_argument(
-        "--paper",
-        default="all",
-        choices=["ila", "pna", "lsap", "hybridmr", "lee", "all"],
-        help="whose claims to run",
-    )
-    r.add_argument(
-        "--seeds",
-        type=int,
-        metavar="N",
-        help="seeds 0..N-1 for every claim (default: each claim's own, a few minutes in all)",
-    )
-    r.add_argument(
-        "--out",
-        default=".",
-        metavar="DIR",
-        help="folder for REPRODUCTION.md and reproduction/ (its old PNGs and results.json "
-        "are replaced)",
-    )
-    add_sweep_options(r, "claim group")
-    r.set_defaults(func=cmd_reproduce)
 
 
 def _error_line(e: BaseException) -> str:

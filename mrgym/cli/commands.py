@@ -240,25 +240,40 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    from mrgym.reproduce.report import PLOTS, REPORT, reproduce, table
+def _list_claims(paper: str) -> int:
+    from mrgym.reproduce.report import load_claims, select
 
-    out = Path(args.out)
-    if (out / REPORT).exists():  # said before the runs, so there is time to Ctrl-C
-        print(f"mrgym: --out {out}: replacing its {REPORT} and {PLOTS}/", file=sys.stderr)
+    for c in select(load_claims(), paper):
+        print(f"{c.key:<26} {c.where:<22} {c.what}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from mrgym.reproduce.report import REPORT, RESULTS, check_target, reproduce, table
+
+    if args.list:
+        return _list_claims(args.paper)
+    keys = [k.strip() for k in (args.claims or "").split(",") if k.strip()]
+    # errors before the runs
+    out = check_target(args.out, args.update, args.quick, args.paper, keys)
+    if out is not None and (out / REPORT).exists():  # said now, so there is time to Ctrl-C
+        print(f"mrgym: {out}: replacing its {REPORT}, {RESULTS} and figures", file=sys.stderr)
     workers, backend, address = sweep_options(args)
     path, outcomes = reproduce(
         args.paper,
         args.seeds,
-        out,
+        args.out,
         progress=True,
         workers=workers,
         backend=backend,
         address=address,
+        update=args.update,
+        keys=keys,
+        quick=args.quick,
     )
     print(table(outcomes))
     plots = sum(o.result.plot is not None for o in outcomes)
-    print(f"\nwrote {path}, {plots} plot(s) and results.json in {out / PLOTS}/")
+    print(f"\nwrote {path}, {plots} plot(s) and {RESULTS} in {path.parent}/")
     failed = [o.claim.key for o in outcomes if o.failed]
     if failed:  # the rows say why; the status lets a script notice
         print(f"mrgym: experiment failed: {', '.join(failed)}", file=sys.stderr)

@@ -11,9 +11,9 @@ deterministic functions of the seeds, so which process computes them does not ch
 number.
 
 Each group runs in a temporary folder of its worker and sends back its figures as bytes,
-which this process writes to ``out/reproduction/``: a worker on another machine of a Ray
+which this process writes into ``out``: a worker on another machine of a Ray
 cluster has no access to ``out``.  The outcomes are put back in the serial (report)
-order, so ``REPRODUCTION.md`` and ``results.json`` differ from a serial run's only in
+order, so ``report.md`` and ``results.json`` differ from a serial run's only in
 their wall-clock fields (the date, the seconds per claim and in all, and the ILA §5.6
 claim's measured decision time).
 """
@@ -29,8 +29,8 @@ from mrgym.reproduce.claims import Claim, Result
 
 # claim modules that share one module's per-process cache: one group
 SHARED_CACHE = {
-    "mrgym.reproduce.ila": "mrgym.reproduce.ila_runs",
-    "mrgym.reproduce.ila_sched": "mrgym.reproduce.ila_runs",
+    "mrgym.reproduce.claims.ila": "mrgym.reproduce.ila_runs",
+    "mrgym.reproduce.claims.ila_sched": "mrgym.reproduce.ila_runs",
 }
 
 
@@ -49,31 +49,31 @@ class GroupTask:
     index: int
     keys: tuple[str, ...]
     seeds: tuple[tuple[int, ...], ...]  # per claim: from the report's grid, not the worker
+    quick: bool = False  # the claims' smaller sizes (Claim.execute)
 
 
 @dataclass(frozen=True)
 class GroupResult:
     index: int
     done: tuple[tuple[str, Result, float, bool], ...]  # key, result, wall_s, failed
-    files: dict[str, bytes]  # reproduction/NAME -> bytes (the figures)
+    files: dict[str, bytes]  # NAME -> bytes (the figures, beside the report)
 
 
 def run_group(task: GroupTask) -> GroupResult:
     """Worker function (module level: ``spawn`` and Ray import it by name)."""
-    from mrgym.reproduce.report import PLOTS, load_claims, run_claim
+    from mrgym.reproduce.report import load_claims, run_claim
 
     claims = {c.key: c for c in load_claims()}
     done = []
     with tempfile.TemporaryDirectory(prefix="mrgym-claims-") as tmp:
         out = Path(tmp)
-        (out / PLOTS).mkdir()
         for key, seeds in zip(task.keys, task.seeds, strict=True):
-            o = run_claim(claims[key], list(seeds), out)
+            o = run_claim(claims[key], list(seeds), out, task.quick)
             r = o.result
             if r.plot is not None:  # relative to the report folder, rebased by the caller
-                r = replace(r, plot=Path(PLOTS) / Path(r.plot).name)
+                r = replace(r, plot=Path(Path(r.plot).name))
             done.append((key, r, o.wall_s, o.failed))
-        files = {p.name: p.read_bytes() for p in sorted((out / PLOTS).iterdir()) if p.is_file()}
+        files = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
     return GroupResult(task.index, tuple(done), files)
 
 
@@ -85,17 +85,18 @@ def run_claims_parallel(
     backend: str = "process",
     address: str | None = None,
     progress: bool | str = False,
+    quick: bool = False,
 ) -> list:
     """Outcomes of ``claims`` in their order, computed by ``workers`` parallel groups."""
-    from mrgym.reproduce.report import PLOTS, Outcome
+    from mrgym.reproduce.report import Outcome
     from mrgym.runner import progress_mode
     from mrgym.sweep import run_grid
 
     mode = progress_mode(progress)
-    (out / PLOTS).mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     seeds = {c.key: tuple(range(n_seeds or c.default_seeds)) for c in claims}
     tasks = [
-        GroupTask(i, tuple(c.key for c in g), tuple(seeds[c.key] for c in g))
+        GroupTask(i, tuple(c.key for c in g), tuple(seeds[c.key] for c in g), quick)
         for i, g in enumerate(claim_groups(claims))
     ]
     by_key = {c.key: c for c in claims}
@@ -109,7 +110,7 @@ def run_claims_parallel(
     try:
         for res in results:
             for name, data in res.files.items():
-                (out / PLOTS / name).write_bytes(data)
+                (out / name).write_bytes(data)
             for key, r, wall, failed in res.done:
                 if r.plot is not None:
                     r = replace(r, plot=out / r.plot)

@@ -1,5 +1,5 @@
 """Small, single-effect experiments on the simulator: the probes behind the model-effect
-claims (:mod:`mrgym.reproduce.effects`, :mod:`mrgym.reproduce.platforms`) and ``tests/test_effects.py``.
+claims (:mod:`mrgym.reproduce.claims.effects`, :mod:`mrgym.reproduce.claims.platforms`) and ``tests/test_effects.py``.
 
 Each probe builds a tiny scenario that isolates one mechanism of the fluid model
 (docs/model.md §2) — CPU sharing, disk thrash, locality, virtualization overhead, GPU

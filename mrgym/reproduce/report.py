@@ -1,12 +1,16 @@
 """Run the registered claims and write the reproduction report.
 
 ``reproduce(papers, n_seeds, out)`` imports the claim modules, runs each selected claim
-over ``range(n_seeds)`` (or the claim's own default), and writes under ``out``:
+over ``range(n_seeds)`` (or the claim's own default), and writes into one folder:
 
-- ``REPRODUCTION.md``: header (what, command, date, seeds, how verdicts are decided), one
-  table with a row per claim, then one section per claim with its plot and raw numbers;
-- ``reproduction/<key>.png``: each experiment's figure;
-- ``reproduction/results.json``: everything in the table plus the raw numbers.
+- ``report.md``: header (what, command, date, seeds, how verdicts are decided), one table
+  with a row per claim, then one section per claim with its plot and raw numbers;
+- ``<key>.png``: each experiment's figure, beside the report (relative links);
+- ``results.json``: everything in the table plus the raw numbers.
+
+The folder is a new ``runs/reproduce-YYYYmmdd-HHMMSS/`` unless told otherwise: ``--update``
+writes the committed report, ``docs/reproduction/`` of the source checkout
+(:data:`COMMITTED`), and ``--out DIR`` any folder.
 
 An experiment that raises becomes a ``not reproduced`` row whose reason starts with
 ``experiment failed:``: one broken experiment must not cost the other rows, and the row
@@ -38,17 +42,15 @@ PAPER_NAMES = {
     "hybridmr": "HybridMR",
     "lee": "Lee (thesis)",
 }
-REPORT = "REPRODUCTION.md"
-# the folder beside the report: plots and results.json.  A claim's ``run(seeds, out)`` gets
-# the report's folder ``out`` and writes its figure to ``out/reproduction/<key>.png``
-# (:func:`mrgym.reproduce.stats.plot_file`).
-PLOTS = "reproduction"
-RESULTS = "results.json"
+REPORT = "report.md"
+RESULTS = "results.json"  # beside the report, as are the figures (``<key>.png``)
+# the committed report's folder, relative to the source checkout (``--update``); the
+# checkout is the one this package was imported from (:func:`committed_dir`)
+COMMITTED = Path("docs") / "reproduction"
+REPO = Path(__file__).resolve().parents[2]
+RUNS = Path("runs")  # the default: a new runs/reproduce-YYYYmmdd-HHMMSS/ per run
 COLUMNS = ("paper", "figure/table", "claim", "paper's number", "ours", "verdict", "why")
 FAILED = "experiment failed: "
-
-# modules of this package that hold no claims; every other module is a claim module
-_INFRA = {"claims", "report", "probes", "stats", "ila_runs", "parallel"}
 
 VERDICT_RULES = (
     "Each claim states its criterion in its *why* column. **reproduced**: our number meets "
@@ -72,38 +74,52 @@ class Outcome:
 
 
 def claim_modules() -> list[str]:
-    """Names of the claim modules present in this package (``effects`` first, then the
-    papers' modules in name order): a module that has not landed yet is simply absent."""
-    import mrgym.reproduce as pkg
+    """Names of the claim modules of :mod:`mrgym.reproduce.claims` (``effects`` first, then
+    the papers' modules in name order; ``_``-prefixed modules hold no claims)."""
+    import mrgym.reproduce.claims as pkg
 
-    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name not in _INFRA)
+    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name[0] != "_")
     names.sort(key=lambda n: n != "effects")
-    return [f"mrgym.reproduce.{n}" for n in names]
+    return [f"{pkg.__name__}.{n}" for n in names]
 
 
 def load_claims() -> list[Claim]:
-    """Import every claim module present and return the registry (registration order).
+    """Import every claim module and return the registry (registration order).
 
-    A claim module that fails to import is a bug, not a missing module: the error is
-    raised, naming the module."""
+    A claim module that fails to import is a bug: the error is raised, naming the module."""
     for name in claim_modules():
         try:
             importlib.import_module(name)
         except ImportError as e:
-            if e.name == name:  # removed between listing and import: treat as absent
-                continue
             raise ImportError(f"claim module {name}: {e}") from e
     return list(CLAIMS)
 
 
+def pick(claims: Sequence[Claim], keys: Sequence[str]) -> list[Claim]:
+    """The claims named in ``keys`` (``--claims``), in ``claims``' order."""
+    known = {c.key for c in claims}
+    bad = [k for k in keys if k not in known]
+    if bad:
+        raise ValueError(
+            f"--claims {','.join(bad)}: no such claim; `mrgym reproduce --list` names them"
+        )
+    return [c for c in claims if c.key in set(keys)]
+
+
 def select(claims: Iterable[Claim], paper: str = "all") -> list[Claim]:
     """The claims of ``paper`` (one of :data:`PAPERS`, or ``all``), in the papers' order
-    of :data:`PAPERS` and, within a paper, in registration order."""
+    of :data:`PAPERS`, then their modules' (:func:`claim_modules`), then registration
+    order: the same order whichever module a program happened to import first."""
     if paper != "all" and paper not in PAPERS:
         raise ValueError(f"--paper {paper!r}: expected one of {', '.join(PAPERS)} or all")
     picked = [c for c in claims if paper == "all" or c.paper == paper]
     rank = {p: i for i, p in enumerate(PAPERS)}
-    return sorted(picked, key=lambda c: rank.get(c.paper, len(PAPERS)))
+    mods = {m: i for i, m in enumerate(claim_modules())}
+
+    def key(c: Claim) -> tuple[int, int]:
+        return rank.get(c.paper, len(PAPERS)), mods.get(c.run.__module__, len(mods))
+
+    return sorted(picked, key=key)  # stable: registration order within a module
 
 
 def _one_line(e: BaseException) -> str:
@@ -112,12 +128,12 @@ def _one_line(e: BaseException) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def run_claim(c: Claim, seeds: list[int], out: Path) -> Outcome:
-    """Run one claim with the report folder ``out``; an exception becomes a ``not
-    reproduced`` row (Ctrl-C still stops)."""
+def run_claim(c: Claim, seeds: list[int], out: Path, quick: bool = False) -> Outcome:
+    """Run one claim with the report folder ``out`` (``quick``: :meth:`Claim.execute`); an
+    exception becomes a ``not reproduced`` row (Ctrl-C still stops)."""
     t0 = time.perf_counter()
     try:
-        result = c.run(list(seeds), out)
+        result = c.execute(list(seeds), out, quick)
         if not isinstance(result, Result):
             raise TypeError(f"claim {c.key} returned {type(result).__name__}, not Result")
         failed = False
@@ -135,9 +151,10 @@ def run_claims(
     workers: int = 1,
     backend: str = "process",
     address: str | None = None,
+    quick: bool = False,
 ) -> list[Outcome]:
     """Run ``claims`` with ``range(n_seeds)`` (each claim's ``default_seeds`` when None),
-    their figures going to ``out/reproduction/``.
+    their figures going to ``out``; ``quick``: the smaller sizes of :meth:`Claim.execute`.
 
     ``progress``: ``True`` shows a tqdm bar on a terminal and one stderr line per claim
     otherwise (``[3/9] ila-fig3: reproduced (0.4 s)``), as ``mrgym.evaluate`` does.
@@ -148,10 +165,12 @@ def run_claims(
     if workers > 1 or backend != "process":
         from mrgym.reproduce.parallel import run_claims_parallel
 
-        return run_claims_parallel(list(claims), n_seeds, out, workers, backend, address, progress)
+        return run_claims_parallel(
+            list(claims), n_seeds, out, workers, backend, address, progress, quick
+        )
 
     mode = progress_mode(progress)
-    (out / PLOTS).mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     bar = None
     if mode == "bar":
         from tqdm import tqdm
@@ -162,7 +181,7 @@ def run_claims(
         for i, c in enumerate(claims, 1):
             if bar is not None:
                 bar.set_postfix_str(c.key)
-            o = run_claim(c, list(range(n_seeds or c.default_seeds)), out)
+            o = run_claim(c, list(range(n_seeds or c.default_seeds)), out, quick)
             done.append(o)
             if bar is not None:
                 bar.update(1)
@@ -229,138 +248,223 @@ def table(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines)
 
 
-def write_report(
-    outcomes: Sequence[Outcome],
-    out: Path,
-    command: str,
-    date: str | None = None,
-) -> Path:
-    """Write ``REPRODUCTION.md`` and ``reproduction/results.json`` under ``out``."""
+def _header(outcomes: Sequence[Outcome], command: str, date: str, quick: bool) -> list[str]:
     from mrgym import version
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / PLOTS).mkdir(exist_ok=True)
-    date = date or _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     counts = {v: sum(o.result.verdict == v for o in outcomes) for v in VERDICTS}
     seed_counts = sorted({len(o.seeds) for o in outcomes})
     total_s = sum(o.wall_s for o in outcomes)
-    md = [
+    sizes = (
+        [
+            "- sizes: **quick** (`--quick`): smaller experiments for a smoke test, so the "
+            "numbers and verdicts are not the full-size ones"
+        ]
+        if quick
+        else []
+    )
+    return [
         "# Reproduction of the papers' claims",
         "",
-        "Each row is one number a paper reports (ILA, PNA, lsap, HybridMR, Lee's thesis; "
-        "texts in `shared/papers/`), the experiment that measures it on mrgym's simulator, "
-        "and a verdict. Generated — do not edit; rerun the command below.",
+        "Each row is one number a paper reports (ILA, PNA, lsap, HybridMR, Lee's thesis), "
+        "the experiment that measures it on mrgym's simulator, and a verdict. Generated — "
+        f"do not edit: `mrgym reproduce --update` rewrites `{COMMITTED.as_posix()}/`, this "
+        "page, its figures and `results.json`; without `--update` the command writes a new "
+        f"`{RUNS.as_posix()}/reproduce-YYYYmmdd-HHMMSS/` folder.",
         "",
         f"- command: `{command}`",
         f"- date: {date}; mrgym {version()}; {len(outcomes)} claims in {total_s:.1f} s",
         f"- seeds per claim: {', '.join(map(str, seed_counts)) or '-'} "
         "(each claim's default unless `--seeds` is given; seeds are `0..N-1`)",
         f"- verdicts: {', '.join(f'{n} {v}' for v, n in counts.items())}",
+        *sizes,
         "",
         VERDICT_RULES,
         "",
         table(outcomes),
         "",
     ]
+
+
+def _section(o: Outcome, out: Path) -> list[str]:
+    """One claim's section: its numbers, verdict, figure and raw data."""
+    c, r = o.claim, o.result
+    md = [
+        f'<a id="{c.key}"></a>',
+        f"## {PAPER_NAMES.get(c.paper, c.paper)} {c.where}: {c.what}",
+        "",
+        f"- paper: {c.paper_value}",
+        f"- ours: {r.ours}",
+        f"- verdict: **{r.verdict}** — {r.why}",
+        f"- seeds: {_seed_text(o.seeds)}; {o.wall_s:.1f} s",
+        "",
+    ]
+    rel = _rel(r.plot, out)
+    if rel:
+        md += [f"![{c.key}]({rel})", ""]
+    if r.data:
+        raw = json.dumps(_plain(r.data), indent=1)
+        md += ["<details><summary>raw numbers</summary>", "", "```json", raw, "```", ""]
+        md += ["</details>", ""]
+    return md
+
+
+def _results(outcomes: Sequence[Outcome], out: Path, command: str, date: str, quick: bool):
+    """``results.json``: the table's cells and each claim's raw numbers."""
+    from mrgym import version
+
+    rows = [
+        {
+            "key": o.claim.key,
+            "paper": o.claim.paper,
+            "where": o.claim.where,
+            "what": o.claim.what,
+            "paper_value": o.claim.paper_value,
+            "ours": o.result.ours,
+            "verdict": o.result.verdict,
+            "why": o.result.why,
+            "failed": o.failed,
+            "plot": _rel(o.result.plot, out),
+            "seeds": o.seeds,
+            "wall_s": o.wall_s,
+            "data": _plain(o.result.data),
+        }
+        for o in outcomes
+    ]
+    head = {"command": command, "date": date, "version": version()}
+    return {**head, **({"quick": True} if quick else {}), "columns": list(COLUMNS), "claims": rows}
+
+
+def write_report(
+    outcomes: Sequence[Outcome],
+    out: Path,
+    command: str,
+    date: str | None = None,
+    quick: bool = False,
+) -> Path:
+    """Write ``report.md`` and ``results.json`` into ``out`` (the figures are there)."""
+    out.mkdir(parents=True, exist_ok=True)
+    date = date or _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    md = _header(outcomes, command, date, quick)
     for o in outcomes:
-        c, r = o.claim, o.result
-        md += [
-            f'<a id="{c.key}"></a>',
-            f"## {PAPER_NAMES.get(c.paper, c.paper)} {c.where}: {c.what}",
-            "",
-            f"- paper: {c.paper_value}",
-            f"- ours: {r.ours}",
-            f"- verdict: **{r.verdict}** — {r.why}",
-            f"- seeds: {_seed_text(o.seeds)}; {o.wall_s:.1f} s",
-            "",
-        ]
-        rel = _rel(r.plot, out)
-        if rel:
-            md += [f"![{c.key}]({rel})", ""]
-        if r.data:
-            md += [
-                "<details><summary>raw numbers</summary>",
-                "",
-                "```json",
-                json.dumps(_plain(r.data), indent=1),
-                "```",
-                "",
-                "</details>",
-                "",
-            ]
+        md += _section(o, out)
     path = out / REPORT
     path.write_text("\n".join(md))
-    results = {
-        "command": command,
-        "date": date,
-        "version": version(),
-        "columns": list(COLUMNS),
-        "claims": [
-            {
-                "key": o.claim.key,
-                "paper": o.claim.paper,
-                "where": o.claim.where,
-                "what": o.claim.what,
-                "paper_value": o.claim.paper_value,
-                "ours": o.result.ours,
-                "verdict": o.result.verdict,
-                "why": o.result.why,
-                "failed": o.failed,
-                "plot": _rel(o.result.plot, out),
-                "seeds": o.seeds,
-                "wall_s": o.wall_s,
-                "data": _plain(o.result.data),
-            }
-            for o in outcomes
-        ],
-    }
-    (out / PLOTS / RESULTS).write_text(json.dumps(results, indent=1, allow_nan=False))
+    results = _results(outcomes, out, command, date, quick)
+    (out / RESULTS).write_text(json.dumps(results, indent=1, allow_nan=False))
     return path
 
 
-def clear_plots(out: Path) -> list[str]:
-    """Remove the PNGs and results.json an earlier run left in ``out/reproduction`` (a
-    run of one paper must not sit beside another run's figures); returns what went."""
-    d = out / PLOTS
-    if not d.is_dir():
+def clear_old(out: Path) -> list[str]:
+    """Remove what an earlier report left in ``out``: its ``report.md``, ``results.json``
+    and the figures named after a claim (a run of one paper must not sit beside another
+    run's figures); other files stay.  Returns what went."""
+    if not out.is_dir():
         return []
+    ours = {REPORT, RESULTS} | {f"{c.key}.png" for c in load_claims()}
     gone = []
-    for p in sorted(d.iterdir()):
-        if p.is_file() and (p.suffix == ".png" or p.name == RESULTS):
+    for p in sorted(out.iterdir()):
+        if p.is_file() and p.name in ours:
             p.unlink()
             gone.append(p.name)
     return gone
 
 
+def committed_dir() -> Path:
+    """``docs/reproduction/`` of the source checkout this package runs from (``--update``);
+    an installed package has none, and is told so."""
+    if not (REPO / "pyproject.toml").is_file() or not (REPO / "docs").is_dir():
+        raise ValueError(
+            f"--update: writes {COMMITTED.as_posix()}/ of a source checkout, and mrgym runs "
+            "from an installed package here; use --out DIR"
+        )
+    return REPO / COMMITTED
+
+
+def fresh_dir(root: Path = RUNS) -> Path:
+    """A new ``root/reproduce-YYYYmmdd-HHMMSS`` (``-2``, ``-3`` ... within one second):
+    a run never writes into an earlier run's folder."""
+    base = root / f"reproduce-{time.strftime('%Y%m%d-%H%M%S')}"
+    root.mkdir(parents=True, exist_ok=True)
+    out, k = base, 1
+    while True:
+        try:  # created here, atomically: two runs started in one second get two folders
+            out.mkdir()
+            return out
+        except FileExistsError:
+            k += 1
+            out = base.with_name(f"{base.name}-{k}")
+
+
+def check_target(
+    out: str | Path | None,
+    update: bool,
+    quick: bool = False,
+    paper: str = "all",
+    keys: Sequence[str] | None = None,
+) -> Path | None:
+    """The folder named by ``--out``/``--update`` (None: a fresh one, made later).  The
+    committed report is whole: ``--update`` runs every claim at full size."""
+    if update and out is not None:
+        raise ValueError("--update and --out: give one (--update writes the committed report)")
+    if update and quick:
+        raise ValueError("--update and --quick: the committed report holds full-size runs")
+    if update and (paper != "all" or keys):
+        part = f"--paper {paper}" if paper != "all" else "--claims"
+        raise ValueError(
+            f"--update and {part}: the committed report holds every claim; use --out DIR"
+        )
+    if update:
+        return committed_dir()
+    if out is None:
+        return None
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+    return out
+
+
+def command_line(
+    paper: str, n_seeds: int | None, out: str | Path | None, update: bool, keys, quick: bool
+) -> str:
+    """The ``mrgym reproduce`` command that makes this report again."""
+    words = ["mrgym reproduce", f"--paper {paper}"]
+    words += [f"--seeds {n_seeds}"] if n_seeds else []
+    words += [f"--claims {','.join(keys)}"] if keys else []
+    words += ["--quick"] if quick else []
+    words += ["--update"] if update else ([f"--out {out}"] if out is not None else [])
+    return " ".join(words)
+
+
 def reproduce(
     paper: str = "all",
     n_seeds: int | None = None,
-    out: str | Path = ".",
+    out: str | Path | None = None,
     progress: bool | str = False,
     command: str | None = None,
     workers: int = 1,
     backend: str = "process",
     address: str | None = None,
+    *,
+    update: bool = False,
+    keys: Sequence[str] | None = None,
+    quick: bool = False,
 ) -> tuple[Path, list[Outcome]]:
-    """Run the claims of ``paper`` and write the report under ``out``; returns the
-    report's path and the outcomes.  ``workers``/``backend``/``address``: see
+    """Run the claims of ``paper`` (only ``keys`` when given) and write the report; returns
+    the report's path and the outcomes.
+
+    Where: ``out`` when given, ``docs/reproduction/`` of the checkout with ``update``, else a
+    new ``runs/reproduce-YYYYmmdd-HHMMSS/`` under the working folder.  ``quick``: the claims'
+    smaller sizes (:meth:`Claim.execute`).  ``workers``/``backend``/``address``: see
     :func:`run_claims` (the report is the same; its wall-clock fields aside)."""
     if n_seeds is not None and n_seeds < 1:
         raise ValueError(f"--seeds {n_seeds}: expected at least 1")
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+    target = check_target(out, update, quick, paper, keys)
     claims = select(load_claims(), paper)
+    claims = pick(claims, keys) if keys else claims
     if not claims:
-        have = sorted({c.paper for c in CLAIMS})
-        raise ValueError(
-            f"--paper {paper}: no claims registered yet (claims exist for: {', '.join(have)})"
-        )
-    clear_plots(out)
-    outcomes = run_claims(claims, n_seeds, out, progress, workers, backend, address)
-    cmd = command or (
-        f"mrgym reproduce --paper {paper}"
-        + (f" --seeds {n_seeds}" if n_seeds else "")
-        + f" --out {out}"
-    )
-    return write_report(outcomes, out, cmd), outcomes
+        raise ValueError(f"--paper {paper} --claims {','.join(keys or [])}: no claim selected")
+    target = target if target is not None else fresh_dir()
+    clear_old(target)
+    outcomes = run_claims(claims, n_seeds, target, progress, workers, backend, address, quick)
+    cmd = command or command_line(paper, n_seeds, out, update, keys, quick)
+    return write_report(outcomes, target, cmd, quick=quick), outcomes

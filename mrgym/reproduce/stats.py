@@ -90,13 +90,12 @@ def pct(x: float, digits: int = 0) -> str:
 
 
 DPI = 150
-PLOTS = "reproduction"  # the report's figure folder (mrgym.reproduce.report.PLOTS)
 
 
 def plot_file(out: Path, key: str) -> Path:
-    """Where claim ``key`` writes its figure: ``out/reproduction/<key>.png``, ``out`` being
-    the folder a claim's ``run(seeds, out)`` gets (the report's ``--out``)."""
-    return Path(out) / PLOTS / f"{key}.png"
+    """Where claim ``key`` writes its figure: ``out/<key>.png``, ``out`` being the folder a
+    claim's ``run(seeds, out)`` gets, the report's folder (its links are relative)."""
+    return Path(out) / f"{key}.png"
 
 
 def figure(width: float = 5.0, height: float = 3.4):
@@ -138,7 +137,7 @@ def fmt(xs, scale: float = 1.0, digits: int = 0, unit: str = "") -> str:
 
 
 def save_pyplot(fig, out: Path, key: str) -> Path:
-    """Write a pyplot figure as claim ``key``'s plot (``out/reproduction/<key>.png``)."""
+    """Write a pyplot figure as claim ``key``'s plot (``out/<key>.png``)."""
     path = plot_file(out, key)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()

@@ -36,7 +36,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 import mrgym
 from mrgym import registry
 from mrgym.reproduce.claims import Result, claim
-from mrgym.reproduce.lsap import snapshot_setup
+from mrgym.reproduce.claims.lsap import snapshot_setup
 from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
 
 TABLE3 = {"n": 1000, "s": 2, "t": 300, "idle": 0.1, "c": 3}  # Table III's default values

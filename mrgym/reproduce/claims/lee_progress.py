@@ -3,7 +3,7 @@
 
 The effect of the GPU node itself under the fair scheduler (Fig. 4.11, first two bars:
 Crypto 2x faster, Sort unchanged) is claim ``lee-fig4.11`` of
-:mod:`mrgym.reproduce.platforms`; the claims here are about the scheduler (the third
+:mod:`mrgym.reproduce.claims.platforms`; the claims here are about the scheduler (the third
 bars, and the progress shares of Fig. 4.6-4.7).
 
 Schedulers are reached by name through :mod:`mrgym.registry`: ``progress-share``
@@ -32,8 +32,8 @@ import numpy as np
 
 from mrgym import registry
 from mrgym.config import load_scenario
-from mrgym.reproduce.claims import Result, claim
-from mrgym.reproduce.stats import figure, mean_ci, plot_file, save
+from mrgym.reproduce.claims import Result, claim, finish
+from mrgym.reproduce.stats import figure, mean_ci
 from mrgym.runner import build_simulation, run_sim
 
 SCHEDS = ("lee-fair", "progress-share")
@@ -90,6 +90,57 @@ def _per_seed(fn, seeds: list[int]) -> np.ndarray:
 # --- §4.4.2, Fig. 4.11 (third bars): Crypto and Sort under progress share -------------------
 
 
+def ps_jct_verdict(gain: float, sort: float) -> str:
+    """§4.4.2's verdict on Crypto's mean JCT reduction ``gain`` and Sort's mean JCT change
+    ``sort`` (both fractions) under progress share."""
+    if abs(gain - PAPER_GAIN) <= GAIN_TOL and sort <= SORT_TOL:
+        return "reproduced"
+    return "same direction" if gain > 0 else "not reproduced"
+
+
+def _sort_slower(seeds: list[int]) -> str:
+    """Why Sort is slower under progress share: its frozen calibration."""
+    fair, ps = SCHEDS
+    calib = np.mean(  # Sort's calibrated CR on the GPU host over the plain one's
+        [(c := lee_run(ps, sd).calib["sort"])[GPU] / c[PLAIN] for sd in seeds]
+    )
+    later = np.mean(
+        [lee_run(ps, sd).cr["sort"]["h1"] / lee_run(ps, sd).cr["sort"]["h0"] for sd in seeds]
+    )
+    util = {s: np.mean([lee_run(s, sd).util for sd in seeds]) for s in SCHEDS}
+    return (
+        f" Sort is slower here: its calibration maps ran at {calib:.2f}x the cc1's speed "
+        "on the cg1 node (measured on its first maps, while Crypto ran on both nodes), so eq. 4.4 "
+        "ranks the two nodes strictly and gives one of them a preference near 0.5 for "
+        "Sort; Algorithm 2 then lets Sort decline those slots for up to half of "
+        "max_delay (10 s) — also after Crypto is done — leaving slots idle (slot "
+        f"utilization {util[fair]:.2f} under fair, {util[ps]:.2f} under progress "
+        f"share). Over the whole run Sort's maps ran at {later:.2f}x on the cg1 node: "
+        "the frozen calibration no longer holds once progress share moves Crypto there."
+    )
+
+
+def _jct_figure(jct: dict):
+    """Bars of both jobs' mean JCT under each scheduler."""
+    fig, ax = figure(5.0, 3.2)
+    x = np.arange(2)
+    for k, s in enumerate(SCHEDS):
+        vals = [mean_ci(jct[s, j]) for j in ("crypto", "sort")]
+        errs = [0 if v.n < 2 else v.half for v in vals]
+        ax.bar(
+            x + (k - 0.5) * 0.38,
+            [v.mean for v in vals],
+            0.38,
+            yerr=errs,
+            capsize=3,
+            color=f"C{k}",
+            label=LABEL[s],
+        )
+    ax.set_xticks(x, ["Crypto", "Sort"])
+    ax.set_ylabel("job completion time (s)")
+    return fig, ax
+
+
 @claim(
     paper="lee",
     key="lee-ps-jct",
@@ -112,13 +163,7 @@ def lee_ps_jct(seeds: list[int], out: Path) -> Result:
     slots = {
         s: mean_ci(_per_seed(lambda sd, s=s: lee_run(s, sd).slots["sort"], seeds)) for s in SCHEDS
     }
-    near = abs(gain.mean - PAPER_GAIN) <= GAIN_TOL
-    if near and sort.mean <= SORT_TOL:
-        verdict = "reproduced"
-    elif gain.mean > 0:
-        verdict = "same direction"
-    else:
-        verdict = "not reproduced"
+    verdict = ps_jct_verdict(gain.mean, sort.mean)
     m = {k: float(v.mean()) for k, v in jct.items()}
     ours = (
         f"Crypto {gain.pct()} faster (JCT {m[fair, 'crypto']:.0f} -> {m[ps, 'crypto']:.0f} s); "
@@ -133,57 +178,70 @@ def lee_ps_jct(seeds: list[int], out: Path) -> Result:
         "(the paper: Sort gets more than half of the 16)."
     )
     if sort.mean > SORT_TOL:
-        calib = np.mean(  # Sort's calibrated CR on the GPU host over the plain one's
-            [(c := lee_run(ps, sd).calib["sort"])[GPU] / c[PLAIN] for sd in seeds]
-        )
-        later = np.mean(
-            [lee_run(ps, sd).cr["sort"]["h1"] / lee_run(ps, sd).cr["sort"]["h0"] for sd in seeds]
-        )
-        util = {s: np.mean([lee_run(s, sd).util for sd in seeds]) for s in SCHEDS}
-        why += (
-            f" Sort is slower here: its calibration maps ran at {calib:.2f}x the cc1's speed "
-            "on the cg1 node (measured on its first maps, while Crypto ran on both nodes), so eq. 4.4 "
-            "ranks the two nodes strictly and gives one of them a preference near 0.5 for "
-            "Sort; Algorithm 2 then lets Sort decline those slots for up to half of "
-            "max_delay (10 s) — also after Crypto is done — leaving slots idle (slot "
-            f"utilization {util[fair]:.2f} under fair, {util[ps]:.2f} under progress "
-            f"share). Over the whole run Sort's maps ran at {later:.2f}x on the cg1 node: "
-            "the frozen calibration no longer holds once progress share moves Crypto there."
-        )
-    fig, ax = figure(5.0, 3.2)
-    x = np.arange(2)
-    for k, s in enumerate(SCHEDS):
-        vals = [mean_ci(jct[s, j]) for j in ("crypto", "sort")]
-        errs = [0 if v.n < 2 else v.half for v in vals]
-        ax.bar(
-            x + (k - 0.5) * 0.38,
-            [v.mean for v in vals],
-            0.38,
-            yerr=errs,
-            capsize=3,
-            color=f"C{k}",
-            label=LABEL[s],
-        )
-    ax.set_xticks(x, ["Crypto", "Sort"])
-    ax.set_ylabel("job completion time (s)")
-    ax.set_title("Lee Fig. 4.11, third bars: progress share on lee-gpu", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
-        fig,
-        plot_file(out, "lee-ps-jct"),
-        f"lee-gpu, both jobs at t = 0. Seeds: {len(seeds)}; error bars: 95 % CI. Paper: "
-        "Crypto ~30 % faster under progress share, Sort also earlier.",
-    )
+        why += _sort_slower(seeds)
+    fig, ax = _jct_figure(jct)
     data = {
         "jct_s": {f"{s}/{j}": v.tolist() for (s, j), v in jct.items()},
         "crypto_reduction": gain.as_dict(),
         "sort_change": sort.as_dict(),
         "sort_slots": {s: v.as_dict() for s, v in slots.items()},
     }
-    return Result(ours, verdict, why, plot, data)
+    return finish(
+        fig,
+        ax,
+        out,
+        "lee-ps-jct",
+        "Lee Fig. 4.11, third bars: progress share on lee-gpu",
+        f"lee-gpu, both jobs at t = 0. Seeds: {len(seeds)}; error bars: 95 % CI. Paper: "
+        "Crypto ~30 % faster under progress share, Sort also earlier.",
+        ours=ours,
+        verdict=verdict,
+        why=why,
+        data=data,
+    )
 
 
 # --- §4.3.1.1, §4.3.1.4, Fig. 4.6-4.7: progress shares -------------------------------------
+
+
+JOBS = ("crypto", "sort")
+
+
+def _share_short(cis: dict, total: dict) -> str:
+    """What progress share falls short of when it raises Σ PS but not to Fig. 4.7's."""
+    fair, ps = SCHEDS
+    short = [
+        f"Σ PS stays under 1 ({total[ps].mean:.2f})" if total[ps].mean < 1.0 else "",
+        *(
+            f"{j.capitalize()} stays under 0.5 ({cis[ps, j].mean:.2f})"
+            for j in JOBS
+            if cis[ps, j].mean < 0.5
+        ),
+    ]
+    up = cis[ps, "crypto"].mean > cis[fair, "crypto"].mean
+    how = " as Crypto's maps move to the GPU node (Crypto's PS rises)" if up else ""
+    why = f" Σ PS rises{how}, but " + " and ".join(x for x in short if x) + "."
+    if cis[ps, "sort"].mean < 0.5:
+        why += (
+            " Sort declines slots of the node it measures slower on (see lee-ps-jct), "
+            "so its share is not topped up to Crypto's, as Fig. 4.7 shows it."
+        )
+    return why
+
+
+def _share_figure(cis: dict):
+    """Each job's mean progress share per scheduler, stacked."""
+    fig, ax = figure(4.6, 3.2)
+    x = np.arange(len(SCHEDS))
+    bottom = np.zeros(len(SCHEDS))
+    for k, j in enumerate(JOBS):
+        vals = np.array([cis[s, j].mean for s in SCHEDS])
+        ax.bar(x, vals, 0.6, bottom=bottom, color=f"C{k + 2}", label=j.capitalize())
+        bottom += vals
+    ax.axhline(1.0, color="k", lw=0.8, ls="--")
+    ax.set_xticks(x, [LABEL[s] for s in SCHEDS], fontsize=8)
+    ax.set_ylabel("mean progress share while both run")
+    return fig, ax
 
 
 @claim(
@@ -198,7 +256,7 @@ def lee_ps_jct(seeds: list[int], out: Path) -> Result:
     default_seeds=10,
 )
 def lee_ps_share(seeds: list[int], out: Path) -> Result:
-    jobs = ("crypto", "sort")
+    jobs = JOBS
     cis = {
         (s, j): mean_ci(_per_seed(lambda sd, s=s, j=j: lee_run(s, sd).ps[j], seeds))
         for s in SCHEDS
@@ -225,42 +283,22 @@ def lee_ps_share(seeds: list[int], out: Path) -> Result:
         "from each run's own task log (CR = 1 / mean map duration per host)."
     )
     if better and not full:
-        short = [
-            f"Σ PS stays under 1 ({total[ps].mean:.2f})" if total[ps].mean < 1.0 else "",
-            *(
-                f"{j.capitalize()} stays under 0.5 ({cis[ps, j].mean:.2f})"
-                for j in jobs
-                if cis[ps, j].mean < 0.5
-            ),
-        ]
-        up = cis[ps, "crypto"].mean > cis[fair, "crypto"].mean
-        how = " as Crypto's maps move to the GPU node (Crypto's PS rises)" if up else ""
-        why += f" Σ PS rises{how}, but " + " and ".join(x for x in short if x) + "."
-        if cis[ps, "sort"].mean < 0.5:
-            why += (
-                " Sort declines slots of the node it measures slower on (see lee-ps-jct), "
-                "so its share is not topped up to Crypto's, as Fig. 4.7 shows it."
-            )
-    fig, ax = figure(4.6, 3.2)
-    x = np.arange(len(SCHEDS))
-    bottom = np.zeros(len(SCHEDS))
-    for k, j in enumerate(jobs):
-        vals = np.array([cis[s, j].mean for s in SCHEDS])
-        ax.bar(x, vals, 0.6, bottom=bottom, color=f"C{k + 2}", label=j.capitalize())
-        bottom += vals
-    ax.axhline(1.0, color="k", lw=0.8, ls="--")
-    ax.set_xticks(x, [LABEL[s] for s in SCHEDS], fontsize=8)
-    ax.set_ylabel("mean progress share while both run")
-    ax.set_title("Lee eq. 4.1 on lee-gpu (stacked: Σ PS)", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
-        fig,
-        plot_file(out, "lee-ps-share"),
-        f"Seeds: {len(seeds)}. Dashed: Σ PS = 1, the thesis' threshold of an effective "
-        "assignment (§4.3.1.1).",
-    )
+        why += _share_short(cis, total)
+    fig, ax = _share_figure(cis)
     data = {
         "ps": {f"{s}/{j}": v.as_dict() for (s, j), v in cis.items()},
         "sum": {s: v.as_dict() for s, v in total.items()},
     }
-    return Result(ours, verdict, why, plot, data)
+    return finish(
+        fig,
+        ax,
+        out,
+        "lee-ps-share",
+        "Lee eq. 4.1 on lee-gpu (stacked: Σ PS)",
+        f"Seeds: {len(seeds)}. Dashed: Σ PS = 1, the thesis' threshold of an effective "
+        "assignment (§4.3.1.1).",
+        ours=ours,
+        verdict=verdict,
+        why=why,
+        data=data,
+    )

@@ -69,6 +69,68 @@ def snapshot_trial(rng: np.random.Generator, n: int, c: int, idle_n: int, t: int
     return greedy / t, float(local[rows, cols].sum()) / t
 
 
+def _heartbeat_locality(d: dict, t: int, seed: int) -> float:
+    """Node-local share of the study job's maps when ``run_sim`` runs dl-sched on
+    lsap-snapshot (scenario dict ``d``) with the job's map count set to ``t``."""
+    d2 = {**d, "workload": {**d["workload"], "jobs": [dict(j) for j in d["workload"]["jobs"]]}}
+    job = next(j for j in d2["workload"]["jobs"] if j["name"] != "background")
+    job["maps"] = t
+    r = mrgym.run_sim(mrgym.load_scenario(d2), "dl-sched", seed)
+    jid = next(i for i, name, *_ in r.jobs if name == job["name"])
+    ms = [x for x in r.task_log if x.job == jid and x.kind == "map" and x.outcome == "success"]
+    return float(np.mean([x.locality == "node" for x in ms]))
+
+
+def fig4a_verdict(gap: list[float], rel50: float) -> str:
+    """Fig. 4(a)'s verdict on the optimum's mean gain over dl-sched per T (``gap``, points
+    as fractions) and its relative gain at T = 50 (``rel50``)."""
+    grows = all(b >= a - 0.005 for a, b in zip(gap, gap[1:])) and gap[-1] > gap[0] + 0.03
+    near = 0.09 <= gap[-1] <= 0.19 or 0.09 <= rel50 <= 0.19
+    return "reproduced" if grows and near else ("same direction" if grows else "not reproduced")
+
+
+FIG4A_WHY = (
+    "Criterion: the optimum's improvement over the paper's snapshot dl-sched grows with T "
+    "(non-decreasing, +3 points overall) and is 9-19 % (absolute points or relative) at "
+    "T = IS = 50; the paper's Fig. 4(a) is the snapshot definition of §III.B (g1/g2 "
+    "argument: local tasks = distinct idle slots holding a task's input, so every idle "
+    "slot takes a local task before any task goes non-local; we run one pass over the idle "
+    "slots in random order, each taking its first unassigned local task, then fill). "
+    "{trials} random snapshots (N = {n}, C = {c}, IS = {idle_n}) per seed and T. "
+    "Beside it, Hadoop's one-at-a-time heartbeat order as the simulator runs it "
+    "(run_sim lsap-snapshot dl-sched, maps = T): each slot takes a task as it heartbeats, "
+    "so with T < IS the first T slots take every task and locality is low at small T; its "
+    "gap to the optimum shrinks with T, the opposite of Fig. 4(a), because it answers a "
+    "different question (online arrival of slots), not because dl-sched is near-optimal."
+)
+
+
+def _fig4a_plot(seeds, snap, opt, hb, rel_snap, gap_snap, gap_hb, out: Path) -> Path:
+    plt = pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for dd, lab, st in (
+        (opt, "optimum (lsap-sched, LSAP)", "k-o"),
+        (snap, "dl-sched, paper's snapshot order", "b-s"),
+        (hb, "dl-sched, Hadoop heartbeat order (simulator)", "r-^"),
+    ):
+        _bars(a1, TS, dd, 1, st, lab)
+    a1.set_xlabel("tasks T (IS = 50 idle slots)")
+    a1.set_ylabel("node-local fraction")
+    a1.set_ylim(0, 1.05)
+    a1.legend(fontsize=8, loc="lower right")
+    a1.grid(alpha=0.3)
+    _bars(a2, TS, rel_snap, 100, "b-s", "ours, snapshot order (relative %)")
+    _bars(a2, TS, gap_snap, 100, "c--s", "ours, snapshot order (points)")
+    _bars(a2, TS, gap_hb, 100, "r-^", "ours, heartbeat order (points)")
+    a2.plot([50], [14], "k*", ms=12, label="paper: ~14 % at T = 50")
+    a2.set_xlabel("tasks T")
+    a2.set_ylabel("improvement of optimum over dl-sched")
+    a2.legend(fontsize=8)
+    a2.grid(alpha=0.3)
+    fig.suptitle(f"lsap Fig. 4(a): dl-sched vs optimal assignment ({len(seeds)} seeds)")
+    return save_pyplot(fig, out, "lsap-fig4a")
+
+
 @claim(
     paper="lsap",
     key="lsap-fig4a",
@@ -80,35 +142,20 @@ def snapshot_trial(rng: np.random.Generator, n: int, c: int, idle_n: int, t: int
 )
 def lsap_fig4a(seeds: list[int], out: Path) -> Result:
     n, c, idle_n, d = snapshot_setup()
-    snap = {t: [] for t in TS}
-    opt = {t: [] for t in TS}
-    hb = {t: [] for t in TS}
+    snap: dict[int, list[float]] = {t: [] for t in TS}
+    opt: dict[int, list[float]] = {t: [] for t in TS}
+    hb: dict[int, list[float]] = {t: [] for t in TS}
     for seed in seeds:
         rng = np.random.default_rng([seed, 4])
         for t in TS:
             a = np.array([snapshot_trial(rng, n, c, idle_n, t) for _ in range(TRIALS_PER_SEED)])
             snap[t].append(float(a[:, 0].mean()))
             opt[t].append(float(a[:, 1].mean()))
-            d2 = {
-                **d,
-                "workload": {**d["workload"], "jobs": [dict(j) for j in d["workload"]["jobs"]]},
-            }
-            job = next(j for j in d2["workload"]["jobs"] if j["name"] != "background")
-            job["maps"] = t
-            r = mrgym.run_sim(mrgym.load_scenario(d2), "dl-sched", seed)
-            jid = next(i for i, name, *_ in r.jobs if name == job["name"])
-            ms = [
-                x for x in r.task_log if x.job == jid and x.kind == "map" and x.outcome == "success"
-            ]
-            hb[t].append(float(np.mean([x.locality == "node" for x in ms])))
+            hb[t].append(_heartbeat_locality(d, t, seed))
     gap_snap = {t: [o - s for o, s in zip(opt[t], snap[t])] for t in TS}
     rel_snap = {t: [(o - s) / s for o, s in zip(opt[t], snap[t])] for t in TS}
     gap_hb = {t: [o - h for o, h in zip(opt[t], hb[t])] for t in TS}
-    g = [ci(gap_snap[t])[0] for t in TS]
-    rel50 = ci(rel_snap[TS[-1]])[0]
-    grows = all(b >= a - 0.005 for a, b in zip(g, g[1:])) and g[-1] > g[0] + 0.03
-    near = 0.09 <= g[-1] <= 0.19 or 0.09 <= rel50 <= 0.19
-    verdict = "reproduced" if grows and near else ("same direction" if grows else "not reproduced")
+    verdict = fig4a_verdict([ci(gap_snap[t])[0] for t in TS], ci(rel_snap[TS[-1]])[0])
     ours = (
         "paper-order snapshot dl-sched "
         + "/".join(f"{ci(snap[t])[0]:.2f}" for t in TS)
@@ -120,78 +167,10 @@ def lsap_fig4a(seeds: list[int], out: Path) -> Result:
         + "/".join(f"{ci(hb[t])[0]:.2f}" for t in TS)
         + f", gap to optimum {fmt(gap_hb[10], 100)} -> {fmt(gap_hb[50], 100)} points"
     )
-    why = (
-        "Criterion: the optimum's improvement over the paper's snapshot dl-sched grows with T "
-        "(non-decreasing, +3 points overall) and is 9-19 % (absolute points or relative) at "
-        "T = IS = 50; the paper's Fig. 4(a) is the snapshot definition of §III.B (g1/g2 "
-        "argument: local tasks = distinct idle slots holding a task's input, so every idle "
-        "slot takes a local task before any task goes non-local; we run one pass over the idle "
-        "slots in random order, each taking its first unassigned local task, then fill). "
-        f"{TRIALS_PER_SEED} random snapshots (N = {n}, C = {c}, IS = {idle_n}) per seed and T. "
-        "Beside it, Hadoop's one-at-a-time heartbeat order as the simulator runs it "
-        "(run_sim lsap-snapshot dl-sched, maps = T): each slot takes a task as it heartbeats, "
-        "so with T < IS the first T slots take every task and locality is low at small T; its "
-        "gap to the optimum shrinks with T, the opposite of Fig. 4(a), because it answers a "
-        "different question (online arrival of slots), not because dl-sched is near-optimal."
-    )
-    plt = pyplot()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for dd, lab, st in (
-        (opt, "optimum (lsap-sched, LSAP)", "k-o"),
-        (snap, "dl-sched, paper's snapshot order", "b-s"),
-        (hb, "dl-sched, Hadoop heartbeat order (simulator)", "r-^"),
-    ):
-        a1.errorbar(
-            TS,
-            [ci(dd[t])[0] for t in TS],
-            yerr=[ci(dd[t])[1] for t in TS],
-            fmt=st,
-            label=lab,
-            capsize=3,
-        )
-    a1.set_xlabel("tasks T (IS = 50 idle slots)")
-    a1.set_ylabel("node-local fraction")
-    a1.set_ylim(0, 1.05)
-    a1.legend(fontsize=8, loc="lower right")
-    a1.grid(alpha=0.3)
-    a2.errorbar(
-        TS,
-        [ci(rel_snap[t])[0] * 100 for t in TS],
-        yerr=[ci(rel_snap[t])[1] * 100 for t in TS],
-        fmt="b-s",
-        capsize=3,
-        label="ours, snapshot order (relative %)",
-    )
-    a2.errorbar(
-        TS,
-        [ci(gap_snap[t])[0] * 100 for t in TS],
-        yerr=[ci(gap_snap[t])[1] * 100 for t in TS],
-        fmt="c--s",
-        capsize=3,
-        label="ours, snapshot order (points)",
-    )
-    a2.errorbar(
-        TS,
-        [ci(gap_hb[t])[0] * 100 for t in TS],
-        yerr=[ci(gap_hb[t])[1] * 100 for t in TS],
-        fmt="r-^",
-        capsize=3,
-        label="ours, heartbeat order (points)",
-    )
-    a2.plot([50], [14], "k*", ms=12, label="paper: ~14 % at T = 50")
-    a2.set_xlabel("tasks T")
-    a2.set_ylabel("improvement of optimum over dl-sched")
-    a2.legend(fontsize=8)
-    a2.grid(alpha=0.3)
-    fig.suptitle(f"lsap Fig. 4(a): dl-sched vs optimal assignment ({len(seeds)} seeds)")
-    path = save_pyplot(fig, out, "lsap-fig4a")
-    return Result(
-        ours,
-        verdict,
-        why,
-        path,
-        {"T": list(TS), "snapshot": snap, "optimum": opt, "heartbeat": hb},
-    )
+    why = FIG4A_WHY.format(trials=TRIALS_PER_SEED, n=n, c=c, idle_n=idle_n)
+    path = _fig4a_plot(seeds, snap, opt, hb, rel_snap, gap_snap, gap_hb, out)
+    data = {"T": list(TS), "snapshot": snap, "optimum": opt, "heartbeat": hb}
+    return Result(ours, verdict, why, path, data)
 
 
 # -- lsap-sched / lsap-fair-sched (baselines/lsap.py, reached through the registry) --------

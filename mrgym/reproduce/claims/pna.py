@@ -25,6 +25,7 @@ from mrgym.config import load_scenario
 from mrgym.reproduce.claims import Result, claim
 from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
 from mrgym.runner import run_sim
+from mrgym.workloads.paper_mixes import PNA_TABLE2
 
 BATCHES = ("wordcount", "terasort", "grep")  # Table II, "run these 3 batches separately"
 SCHEDS = ("pna", "coupling", "delay", "fair")
@@ -48,9 +49,29 @@ class PnaRun:
     below: float | None  # PNA: share of its P computations under P_min
 
 
+QUICK_SHARE = 10  # quick: each Table II job with a tenth of its maps and reduces
+
+
+def _scenario(batch: str, quick: bool):
+    """pna60 running one Table II batch; ``quick``: the same jobs, a tenth of their tasks
+    (a smoke run, not the claims' numbers)."""
+    if not quick:
+        return load_scenario("pna60", {"workload.batch": batch})
+    jobs = [
+        {
+            "name": f"{batch}_{gb}GB",
+            "profile": batch,
+            "maps": max(1, maps // QUICK_SHARE),
+            "reduces": max(1, reduces // QUICK_SHARE),
+        }
+        for gb, maps, reduces in PNA_TABLE2[batch]
+    ]
+    return load_scenario("pna60", {"workload": {"kind": "jobs", "jobs": jobs}})
+
+
 @cache
-def pna_run(sched: str, batch: str, seed: int) -> PnaRun:
-    sc = load_scenario("pna60", {"workload.batch": batch})
+def pna_run(sched: str, batch: str, seed: int, quick: bool = False) -> PnaRun:
+    sc = _scenario(batch, quick)
     scheduler = registry.make(sched)
     r = run_sim(sc, scheduler, seed)
     n_prob = getattr(scheduler, "n_prob", 0)
@@ -70,31 +91,31 @@ def pna_run(sched: str, batch: str, seed: int) -> PnaRun:
     )
 
 
-def _reductions(base: str, seed: int) -> list[float]:
+def _reductions(base: str, seed: int, quick: bool = False) -> list[float]:
     """Per job of the three batches: (base − PNA) / base, Fig. 5's x-axis."""
     out = []
     for b in BATCHES:
-        p, q = pna_run("pna", b, seed).jct, pna_run(base, b, seed).jct
+        p, q = pna_run("pna", b, seed, quick).jct, pna_run(base, b, seed, quick).jct
         out += [(q[j] - p[j]) / q[j] for j in sorted(p) if j in q]
     return out
 
 
-def _util(sched: str, seed: int) -> float:
+def _util(sched: str, seed: int, quick: bool = False) -> float:
     """Slot utilization, averaged over the three batches."""
-    return float(np.mean([pna_run(sched, b, seed).slot_util for b in BATCHES]))
+    return float(np.mean([pna_run(sched, b, seed, quick).slot_util for b in BATCHES]))
 
 
-def _p_stats(seeds: list[int]) -> tuple[str, str]:
+def _p_stats(seeds: list[int], quick: bool = False) -> tuple[str, str]:
     """PNA's share of P evaluations with one free node, and under P_min (formatted)."""
-    runs = [pna_run("pna", b, sd) for b in BATCHES for sd in seeds]
+    runs = [pna_run("pna", b, sd, quick) for b in BATCHES for sd in seeds]
     alone = float(np.mean([r.alone or 0.0 for r in runs]))
     below = float(np.mean([r.below or 0.0 for r in runs]))
     return f"{100 * alone:.1f} %", f"{100 * below:.1f} %"
 
 
-def _all_done(seeds: list[int]) -> bool:
+def _all_done(seeds: list[int], quick: bool = False) -> bool:
     return all(
-        (r := pna_run(s, b, sd)).completed == r.submitted
+        (r := pna_run(s, b, sd, quick)).completed == r.submitted
         for s in SCHEDS
         for b in BATCHES
         for sd in seeds
@@ -102,6 +123,56 @@ def _all_done(seeds: list[int]) -> bool:
 
 
 # --- §III.A, Fig. 4-5: job completion time -------------------------------------------------
+
+
+def jct_verdict(vs_coupling: float, vs_fair: float) -> str:
+    """Fig. 5's verdict on PNA's mean per-job JCT reduction against Coupling and Fair."""
+    near = abs(vs_coupling - 0.17) <= 0.10 and abs(vs_fair - 0.46) <= 0.10
+    faster = vs_coupling > 0 and vs_fair > 0
+    return "reproduced" if near and faster else ("same direction" if faster else "not reproduced")
+
+
+def _jct_notes(seeds: list[int], slower: bool, quick: bool = False) -> str:
+    """PNA's P computations and, when it is not faster, why delay scheduling wins here."""
+    alone, below = _p_stats(seeds, quick)
+    why = (
+        f" In {alone} of PNA's eq. 4/5 evaluations the asking node was the only one with a "
+        "free slot (pna60 sends out-of-band heartbeats, so a freed slot is offered at "
+        "once), making C_ave = C_ij and P = 1 − 1/e ≈ 0.63 whatever the cost; "
+        f"{below} fell under P_min."
+    )
+    if slower:
+        node = {
+            s: fmt([_locality(s, sd, quick)["node"] for sd in seeds], 100, 1) for s in ("pna", FAIR)
+        }
+        util = {s: fmt([_util(s, sd, quick) for sd in seeds], 100, 1) for s in ("pna", FAIR)}
+        why += (
+            f" Node-local maps: PNA {node['pna']} %, Fair (delay) {node[FAIR]} %; slot "
+            f"utilization: PNA {util['pna']} %, Fair (delay) {util[FAIR]} %. The paper's case "
+            "against delay (it leaves slots idle) does not arise here: a job that waits "
+            "passes the slot to another of the ten jobs, which all have blocks on every "
+            "node, so delay scheduling runs its maps node-local at no idle cost, while PNA "
+            "launches a rack-local map with probability P whenever the fair-first job has "
+            "no local one (a remote read loads the replica's disk and the network) and "
+            "its reduce coin declines ~1/e of the reduce offers to each job."
+        )
+    return why
+
+
+def _jct_plot(seeds: list[int], pooled: dict, out: Path) -> Path:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for c, ref in (("coupling", 0.17), (FAIR, 0.46), ("fair", None)):
+        x = np.sort(np.array(pooled[c]) * 100)
+        (line,) = ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=f"vs {LABEL[c]}")
+        if ref is not None:
+            ax.axvline(ref * 100, color=line.get_color(), ls="--", lw=1)
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_xlabel("reduction of job completion time by PNA (%)")
+    ax.set_ylabel("CDF of jobs")
+    ax.set_title(f"PNA Fig. 5 on pna60 ({len(seeds)} seeds; dashed: paper's means)", fontsize=9)
+    ax.legend(fontsize=8)
+    return save_pyplot(fig, out, "pna-jct")
 
 
 @claim(
@@ -113,23 +184,19 @@ def _all_done(seeds: list[int]) -> bool:
     "faster under PNA)",
     default_seeds=3,
 )
-def pna_jct(seeds: list[int], out: Path) -> Result:
+def pna_jct(seeds: list[int], out: Path, quick: bool = False) -> Result:
     comps = ("coupling", FAIR, "fair")
-    red = {c: [float(np.mean(_reductions(c, sd))) for sd in seeds] for c in comps}
-    pooled = {c: [x for sd in seeds for x in _reductions(c, sd)] for c in comps}
+    red = {c: [float(np.mean(_reductions(c, sd, quick))) for sd in seeds] for c in comps}
+    pooled = {c: [x for sd in seeds for x in _reductions(c, sd, quick)] for c in comps}
     mean_jct = {
         s: [
-            float(np.mean([x for b in BATCHES for x in pna_run(s, b, sd).jct.values()]))
+            float(np.mean([x for b in BATCHES for x in pna_run(s, b, sd, quick).jct.values()]))
             for sd in seeds
         ]
         for s in SCHEDS
     }
     m = {c: ci(red[c])[0] for c in comps}
-    near = abs(m["coupling"] - 0.17) <= 0.10 and abs(m[FAIR] - 0.46) <= 0.10
-    faster = m["coupling"] > 0 and m[FAIR] > 0
-    verdict = (
-        "reproduced" if near and faster else ("same direction" if faster else "not reproduced")
-    )
+    verdict = jct_verdict(m["coupling"], m[FAIR])
     ours = (
         f"PNA's mean per-job reduction: vs Coupling {fmt(red['coupling'], 100, 1)} %, vs Fair "
         f"(delay) {fmt(red[FAIR], 100, 1)} %, vs PureFair {fmt(red['fair'], 100, 1)} %"
@@ -145,54 +212,23 @@ def pna_jct(seeds: list[int], out: Path) -> Result:
         + ", ".join(f"{LABEL[s]} {fmt(mean_jct[s])} s" for s in SCHEDS)
         + "."
     )
-    alone, below = _p_stats(seeds)
-    why += (
-        f" In {alone} of PNA's eq. 4/5 evaluations the asking node was the only one with a "
-        "free slot (pna60 sends out-of-band heartbeats, so a freed slot is offered at "
-        "once), making C_ave = C_ij and P = 1 − 1/e ≈ 0.63 whatever the cost; "
-        f"{below} fell under P_min."
-    )
-    if not faster:
-        node = {s: fmt([_locality(s, sd)["node"] for sd in seeds], 100, 1) for s in ("pna", FAIR)}
-        util = {s: fmt([_util(s, sd) for sd in seeds], 100, 1) for s in ("pna", FAIR)}
-        why += (
-            f" Node-local maps: PNA {node['pna']} %, Fair (delay) {node[FAIR]} %; slot "
-            f"utilization: PNA {util['pna']} %, Fair (delay) {util[FAIR]} %. The paper's case "
-            "against delay (it leaves slots idle) does not arise here: a job that waits "
-            "passes the slot to another of the ten jobs, which all have blocks on every "
-            "node, so delay scheduling runs its maps node-local at no idle cost, while PNA "
-            "launches a rack-local map with probability P whenever the fair-first job has "
-            "no local one (a remote read loads the replica's disk and the network) and "
-            "its reduce coin declines ~1/e of the reduce offers to each job."
-        )
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    for c, ref in (("coupling", 0.17), (FAIR, 0.46), ("fair", None)):
-        x = np.sort(np.array(pooled[c]) * 100)
-        (line,) = ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=f"vs {LABEL[c]}")
-        if ref is not None:
-            ax.axvline(ref * 100, color=line.get_color(), ls="--", lw=1)
-    ax.axvline(0, color="k", lw=0.8)
-    ax.set_xlabel("reduction of job completion time by PNA (%)")
-    ax.set_ylabel("CDF of jobs")
-    ax.set_title(f"PNA Fig. 5 on pna60 ({len(seeds)} seeds; dashed: paper's means)", fontsize=9)
-    ax.legend(fontsize=8)
-    path = save_pyplot(fig, out, "pna-jct")
+    why += _jct_notes(seeds, verdict == "not reproduced", quick)
+    path = _jct_plot(seeds, pooled, out)
     return Result(
         ours,
         verdict,
         why,
         path,
-        {"mean_reduction": red, "mean_jct_s": mean_jct, "all_completed": _all_done(seeds)},
+        {"mean_reduction": red, "mean_jct_s": mean_jct, "all_completed": _all_done(seeds, quick)},
     )
 
 
 # --- §III.C, Table III: data locality --------------------------------------------------------
 
 
-def _locality(sched: str, seed: int) -> dict[str, float]:
+def _locality(sched: str, seed: int, quick: bool = False) -> dict[str, float]:
     """Map locality over the three batches (weighted by their map counts)."""
-    runs = [pna_run(sched, b, seed) for b in BATCHES]
+    runs = [pna_run(sched, b, seed, quick) for b in BATCHES]
     n = sum(r.maps for r in runs)
     keys = runs[0].locality
     return {k: sum(r.locality[k] * r.maps for r in runs) / n for k in keys}
@@ -207,8 +243,8 @@ def _locality(sched: str, seed: int) -> dict[str, float]:
     "rest rack-local, no remote tasks (one rack)",
     default_seeds=3,
 )
-def pna_table3(seeds: list[int], out: Path) -> Result:
-    loc = {s: [_locality(s, sd) for sd in seeds] for s in SCHEDS}
+def pna_table3(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    loc = {s: [_locality(s, sd, quick) for sd in seeds] for s in SCHEDS}
     node = {s: [x["node"] + x["server"] for x in loc[s]] for s in SCHEDS}
     m = {s: ci(node[s])[0] for s in SCHEDS}
     paper = {"pna": 0.8984, "coupling": 0.8830, FAIR: 0.8559}
@@ -263,9 +299,9 @@ def pna_table3(seeds: list[int], out: Path) -> Result:
 # --- §II-D / §III.A: shuffle bytes crossing racks ---------------------------------------------
 
 
-def _xrack(sched: str, seed: int) -> tuple[float, float]:
+def _xrack(sched: str, seed: int, quick: bool = False) -> tuple[float, float]:
     """Cross-rack shuffle MB and total shuffle MB over the three batches."""
-    runs = [pna_run(sched, b, seed) for b in BATCHES]
+    runs = [pna_run(sched, b, seed, quick) for b in BATCHES]
     return sum(r.cross_rack_mb for r in runs), sum(r.shuffle_mb for r in runs)
 
 
@@ -279,9 +315,9 @@ def _xrack(sched: str, seed: int) -> tuple[float, float]:
     "of the JCT gain to it",
     default_seeds=3,
 )
-def pna_shuffle_xrack(seeds: list[int], out: Path) -> Result:
-    xr = {s: [_xrack(s, sd)[0] for sd in seeds] for s in SCHEDS}
-    share = {s: [a / b for a, b in (_xrack(s, sd) for sd in seeds)] for s in SCHEDS}
+def pna_shuffle_xrack(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    xr = {s: [_xrack(s, sd, quick)[0] for sd in seeds] for s in SCHEDS}
+    share = {s: [a / b for a, b in (_xrack(s, sd, quick) for sd in seeds)] for s in SCHEDS}
     ratio = {c: [p / q for p, q in zip(xr["pna"], xr[c])] for c in ("coupling", FAIR, "fair")}
     hi = {c: ci(ratio[c])[0] + ci(ratio[c])[1] for c in ratio}
     lower = all(ci(ratio[c])[0] < 1.0 for c in ("coupling", FAIR))
@@ -302,7 +338,7 @@ def pna_shuffle_xrack(seeds: list[int], out: Path) -> Result:
         + ", ".join(f"{LABEL[s]} {fmt(share[s], 100, 1)} %" for s in SCHEDS)
         + ": with three racks and every job's maps on all 60 nodes, about 2/3 of any "
         "reduce's input is on other racks wherever it runs, so placement can move this "
-        f"only a little; and in {_p_stats(seeds)[0]} of PNA's P evaluations the asking "
+        f"only a little; and in {_p_stats(seeds, quick)[0]} of PNA's P evaluations the asking "
         "node was the only free one, where eq. 5 gives P = 1 − 1/e whatever its cost."
     )
     plt = pyplot()
@@ -310,7 +346,10 @@ def pna_shuffle_xrack(seeds: list[int], out: Path) -> Result:
     xs = np.arange(len(BATCHES))
     w = 0.8 / len(SCHEDS)
     for i, s in enumerate(SCHEDS):
-        ys = [np.mean([pna_run(s, b, sd).cross_rack_mb for sd in seeds]) / 1024 for b in BATCHES]
+        ys = [
+            np.mean([pna_run(s, b, sd, quick).cross_rack_mb for sd in seeds]) / 1024
+            for b in BATCHES
+        ]
         ax.bar(xs + (i - 1.5) * w, ys, w, label=LABEL[s])
     ax.set_xticks(xs, BATCHES)
     ax.set_ylabel("cross-rack shuffle (GB)")

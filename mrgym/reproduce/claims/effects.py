@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from mrgym.reproduce import probes
-from mrgym.reproduce.claims import Result, claim
-from mrgym.reproduce.stats import exp_vs_linear, figure, mean_ci, pct, plot_file, save
+from mrgym.reproduce.claims import Result, claim, finish
+from mrgym.reproduce.stats import exp_vs_linear, figure, mean_ci, pct
 
 # --------------------------------------------------------------------------------------
 # ILA Fig. 1: CPU interference
@@ -75,19 +75,17 @@ def ila_fig1(seeds: list[int], out: Path) -> Result:
     ax.axhline(FIG1_SIGNIFICANT, color="0.6", lw=0.8)
     ax.set_xlabel("co-hosted CPU demand (cores)")
     ax.set_ylabel("task time / time alone")
-    ax.set_title("ILA Fig. 1: CPU interference (KMeans probe)", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
+    return finish(
         fig,
-        plot_file(out, "ila-fig1"),
+        ax,
+        out,
+        "ila-fig1",
+        "ILA Fig. 1: CPU interference (KMeans probe)",
         f"One 10-core Xen host, 8 VMs; background PiEst maps on 7 co-hosted VMs. "
         f"Seeds: {len(seeds)}. Grey line: {pct(FIG1_SIGNIFICANT - 1)} slowdown.",
-    )
-    return Result(
         ours=ours,
         verdict=verdict,
         why=criterion + "." + note,
-        plot=plot,
         data={
             "background_cores": FIG1_BG,
             "slowdown": [c.as_dict() for c in cis],
@@ -160,19 +158,17 @@ def ila_fig2(seeds: list[int], out: Path) -> Result:
     )
     ax.set_xlabel("co-hosted I/O streams")
     ax.set_ylabel("task time / time alone")
-    ax.set_title("ILA Fig. 2: I/O interference (Sort probe)", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
+    return finish(
         fig,
-        plot_file(out, "ila-fig2"),
+        ax,
+        out,
+        "ila-fig2",
+        "ILA Fig. 2: I/O interference (Sort probe)",
         f"One Xen host, one shared disk; background Grep maps on co-hosted VMs. "
         f"Seeds: {len(seeds)}.",
-    )
-    return Result(
         ours=ours,
         verdict=verdict,
         why=criterion + ".",
-        plot=plot,
         data={
             "streams": FIG2_STREAMS,
             "slowdown": [c.as_dict() for c in cis],
@@ -225,19 +221,17 @@ def ila_fig3(seeds: list[int], out: Path) -> Result:
     ax.bar(x + 0.2, paper, 0.4, color="0.7", label="paper (≈)")
     ax.set_xticks(x, labels)
     ax.set_ylabel("map time / node-local map time")
-    ax.set_title("ILA Fig. 3: effect of data locality (TeraSort map)", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
+    return finish(
         fig,
-        plot_file(out, "ila-fig3"),
+        ax,
+        out,
+        "ila-fig3",
+        "ILA Fig. 3: effect of data locality (TeraSort map)",
         f"24 VMs on 12 hosts, 2 racks, 100 Mbit/s links, 30 % background traffic; one "
         f"100 MB map per level. Seeds: {len(seeds)}.",
-    )
-    return Result(
         ours=ours,
         verdict=verdict,
         why=criterion + ".",
-        plot=plot,
         data={
             "levels": list(probes.LOCALITY_LEVELS),
             "ratio": {k: c.as_dict() for k, c in cis.items()},

@@ -1,6 +1,6 @@
 """Claims of the ILA paper about its own scheduler (§5.2): ILA, IAO and LAO against
 PureFair, Delay, LATE and Capacity on ila72 (the model's accuracy, the thresholds and the
-overhead are :mod:`mrgym.reproduce.ila_system`).
+overhead are :mod:`mrgym.reproduce.claims.ila_system`).
 
 The schedulers are reached through the registry (``ila``, ``iao``, ``lao``), so this
 library module never imports ``baselines``; the ila72 runs are shared with the other ILA

@@ -248,17 +248,9 @@ def lee_predict_workers(seeds: list[int], out: Path) -> Result:
 DEADLINE_HOSTS = (8, 9)
 
 
-@claim(
-    paper="lee",
-    key="lee-predict-deadline",
-    where="ch. 5, §5.4.1 Figs. 5.14-5.15",
-    what="probability of meeting a deadline per number of workers; workers for a confidence",
-    paper_value="500G Sort, 1,400 s deadline: 'a 50-50 chance ... with 50 workers', 80 % "
-    "with 100, slightly higher with 200 (predicted CDFs); the user picks the workers for "
-    "the confidence the deadline needs",
-    default_seeds=3,
-)
-def lee_predict_deadline(seeds: list[int], out: Path) -> Result:
+def _deadline_runs(seeds: list[int]) -> tuple[dict, dict, list, list]:
+    """Per seed: predicted and actual P(meet) per host count, the hosts the model picks
+    for 80 % and the share of actual runs on those that meet the deadline."""
     pred: dict[int, list[float]] = {h: [] for h in DEADLINE_HOSTS}
     act: dict[int, list[float]] = {h: [] for h in DEADLINE_HOSTS}
     chosen, met = [], []
@@ -273,6 +265,35 @@ def lee_predict_deadline(seeds: list[int], out: Path) -> Result:
         h_star = (alloc.workers or cands[-1]) // 4
         chosen.append(h_star)
         met.append(float(np.mean(actual("sort", h_star, s) <= d)))
+    return pred, act, chosen, met
+
+
+def _deadline_plot(pred: dict, act: dict, out: Path) -> Path:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    xs = [4 * h for h in DEADLINE_HOSTS]
+    ax.plot(xs, [100 * np.mean(pred[h]) for h in DEADLINE_HOSTS], "o-", label="predicted")
+    ax.plot(xs, [100 * np.mean(act[h]) for h in DEADLINE_HOSTS], "s--", label="actual")
+    ax.axhline(80, color="0.5", lw=0.8, ls=":")
+    ax.set_xlabel("map workers")
+    ax.set_ylabel("P(JCT ≤ deadline) (%)")
+    ax.set_title("Lee Fig. 5.15: meeting the 32-worker median deadline", fontsize=9)
+    ax.legend(fontsize=8)
+    return save_pyplot(fig, out, "lee-predict-deadline")
+
+
+@claim(
+    paper="lee",
+    key="lee-predict-deadline",
+    where="ch. 5, §5.4.1 Figs. 5.14-5.15",
+    what="probability of meeting a deadline per number of workers; workers for a confidence",
+    paper_value="500G Sort, 1,400 s deadline: 'a 50-50 chance ... with 50 workers', 80 % "
+    "with 100, slightly higher with 200 (predicted CDFs); the user picks the workers for "
+    "the confidence the deadline needs",
+    default_seeds=3,
+)
+def lee_predict_deadline(seeds: list[int], out: Path) -> Result:
+    pred, act, chosen, met = _deadline_runs(seeds)
     gap = max(abs(np.mean(pred[h]) - np.mean(act[h])) for h in DEADLINE_HOSTS)
 
     def rising(p: dict[int, list[float]]) -> bool:
@@ -319,17 +340,7 @@ def lee_predict_deadline(seeds: list[int], out: Path) -> Result:
             " The model under-predicts Sort's JCT (predicted P(meet) above the actual by "
             f"{100 * under:.0f} points on average), so its worker choice risks the deadline."
         )
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    xs = [4 * h for h in DEADLINE_HOSTS]
-    ax.plot(xs, [100 * np.mean(pred[h]) for h in DEADLINE_HOSTS], "o-", label="predicted")
-    ax.plot(xs, [100 * np.mean(act[h]) for h in DEADLINE_HOSTS], "s--", label="actual")
-    ax.axhline(80, color="0.5", lw=0.8, ls=":")
-    ax.set_xlabel("map workers")
-    ax.set_ylabel("P(JCT ≤ deadline) (%)")
-    ax.set_title("Lee Fig. 5.15: meeting the 32-worker median deadline", fontsize=9)
-    ax.legend(fontsize=8)
-    path = save_pyplot(fig, out, "lee-predict-deadline")
+    path = _deadline_plot(pred, act, out)
     data = {"predicted": pred, "actual": act, "chosen_hosts": chosen, "met": met}
     return Result(ours, verdict, why, path, data)
 
@@ -363,17 +374,10 @@ def online(seed: int) -> dict[str, Any]:
     return {"jct": f - a, "rows": rows}
 
 
-@claim(
-    paper="lee",
-    key="lee-predict-online",
-    where="ch. 5, §5.4.2 Figs. 5.16-5.17",
-    what="online remaining-time prediction of a running job; benefit of adding workers",
-    paper_value="no number: the predicted remaining time (mean ± 1 std, every 20 s) follows "
-    "the actual one for a 500G Sort on 50 machines; the predicted benefit of 50 more "
-    "machines shrinks as the job proceeds, to none at ~600 s",
-    default_seeds=3,
-)
-def lee_predict_online(seeds: list[int], out: Path) -> Result:
+def _online_stats(seeds: list[int]) -> tuple[list, list, list, list, list]:
+    """Per seed, in shares of the JCT where a share: the remaining time's mean absolute
+    error, the points within 1 std, the 2x-workers gain at submission, its largest rise
+    between two points, and from when on it stays ~0."""
     mae, cover, first, zero_at, rises = [], [], [], [], []  # per seed; gains / JCT
     for s in seeds:
         o = online(s)
@@ -390,6 +394,36 @@ def lee_predict_online(seeds: list[int], out: Path) -> Result:
         above = np.flatnonzero(gain > ZERO_GAIN)
         k = above[-1] + 1 if len(above) else 0
         zero_at.append(float(t[k] / jct) if k < len(t) else 1.0)
+    return mae, cover, first, zero_at, rises
+
+
+def _online_plot(seeds: list[int], out: Path) -> Path:
+    o = online(seeds[0])
+    t, a, p, sd, q = (np.array(x) for x in zip(*o["rows"]))
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(t, a, "k--", label="actual remaining")
+    ax.errorbar(t, p, yerr=sd, fmt="o-", ms=4, capsize=2, label="predicted (mean ± 1 std)")
+    ax.plot(t, q, "x-", color="C3", label="predicted with 2x workers from then on")
+    ax.set_xlabel("time since submission (s)")
+    ax.set_ylabel("remaining time (s)")
+    ax.set_title(f"Lee Figs. 5.16-5.17: Sort on {HOSTS} hosts (seed {seeds[0]})", fontsize=9)
+    ax.legend(fontsize=8)
+    return save_pyplot(fig, out, "lee-predict-online")
+
+
+@claim(
+    paper="lee",
+    key="lee-predict-online",
+    where="ch. 5, §5.4.2 Figs. 5.16-5.17",
+    what="online remaining-time prediction of a running job; benefit of adding workers",
+    paper_value="no number: the predicted remaining time (mean ± 1 std, every 20 s) follows "
+    "the actual one for a 500G Sort on 50 machines; the predicted benefit of 50 more "
+    "machines shrinks as the job proceeds, to none at ~600 s",
+    default_seeds=3,
+)
+def lee_predict_online(seeds: list[int], out: Path) -> Result:
+    mae, cover, first, zero_at, rises = _online_stats(seeds)
     m = float(np.mean(mae))
     shrinks = min(first) >= GAIN_AT_START and max(rises) <= MAX_RISE and max(zero_at) <= ZERO_BEFORE
     verdict = (
@@ -433,18 +467,7 @@ def lee_predict_online(seeds: list[int], out: Path) -> Result:
         if not ok
     ]
     why += f" The benefit claim fails: {'; '.join(fails)}." if fails else ""
-    o = online(seeds[0])
-    t, a, p, sd, q = (np.array(x) for x in zip(*o["rows"]))
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.plot(t, a, "k--", label="actual remaining")
-    ax.errorbar(t, p, yerr=sd, fmt="o-", ms=4, capsize=2, label="predicted (mean ± 1 std)")
-    ax.plot(t, q, "x-", color="C3", label="predicted with 2x workers from then on")
-    ax.set_xlabel("time since submission (s)")
-    ax.set_ylabel("remaining time (s)")
-    ax.set_title(f"Lee Figs. 5.16-5.17: Sort on {HOSTS} hosts (seed {seeds[0]})", fontsize=9)
-    ax.legend(fontsize=8)
-    path = save_pyplot(fig, out, "lee-predict-online")
+    path = _online_plot(seeds, out)
     data = {"mae_over_jct": mae, "cover_1std": cover, "gain_first_over_jct": first}
     data |= {"gain_max_rise_over_jct": rises, "gain_zero_from_over_jct": zero_at}
     return Result(ours, verdict, why, path, data)

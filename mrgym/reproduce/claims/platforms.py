@@ -1,7 +1,7 @@
 """Claims on the platform's model effects: virtualization overhead (HybridMR Fig. 1a) and
 GPU affinity (Lee §4.4.2).
 
-Like :mod:`mrgym.reproduce.effects`: each experiment is a probe of
+Like :mod:`mrgym.reproduce.claims.effects`: each experiment is a probe of
 :mod:`mrgym.reproduce.probes` repeated over the seeds it is given, and its verdict applies
 the criterion written in its ``why``.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from mrgym.reproduce import probes
-from mrgym.reproduce.claims import Result, claim
-from mrgym.reproduce.stats import figure, mean_ci, pct, plot_file, save
+from mrgym.reproduce.claims import Result, claim, finish
+from mrgym.reproduce.stats import figure, mean_ci, pct
 
 # --------------------------------------------------------------------------------------
 # HybridMR Fig. 1(a): virtualization overhead per application
@@ -31,8 +31,8 @@ HYBRIDMR_APPS = {
 }
 
 
-def _overhead_claim(profile: str, kind: str) -> None:
-    """Register HybridMR Fig. 1(a)'s claim for one application."""
+def _overhead_texts(kind: str) -> tuple[str, str]:
+    """The paper's value and the criterion of one application's claim."""
     if kind == "I/O":
         paper_value = f"{100 * IO_BAND[0]:.0f}-{pct(IO_BAND[1])} slower virtual (I/O-bound)"
         criterion = (
@@ -46,65 +46,79 @@ def _overhead_claim(profile: str, kind: str) -> None:
             f"reproduced if the mean overhead is within ±{pct(CPU_BOUND)}; same direction if "
             f"it is positive but below the I/O-bound band's top ({pct(IO_BAND[1])})"
         )
+    return paper_value, criterion
+
+
+def overhead_verdict(kind: str, m: float) -> str:
+    """Fig. 1(a)'s verdict on a mean overhead ``m`` (virtual / native JCT - 1)."""
+    if kind == "I/O":
+        ok = IO_BAND[0] <= m <= IO_BAND[1]
+        direction = m > 0
+    else:
+        ok = abs(m) <= CPU_BOUND
+        direction = 0 < m <= IO_BAND[1]
+    return "reproduced" if ok else ("same direction" if direction else "not reproduced")
+
+
+def _overhead_figure(over: np.ndarray, ci, kind: str):
+    """The per-seed overheads, their mean and the paper's range."""
+    fig, ax = figure(4.6, 3.0)
+    ax.scatter(
+        np.zeros(len(over)) + np.linspace(-0.08, 0.08, len(over)),
+        100 * over,
+        s=14,
+        color="C0",
+        alpha=0.7,
+        label="per seed",
+    )
+    if ci.n > 1:
+        ax.errorbar(
+            [0.3],
+            [100 * ci.mean],
+            yerr=[100 * ci.half],
+            fmt="o",
+            color="C3",
+            capsize=4,
+            label="mean ± 95 % CI",
+        )
+    else:
+        ax.plot([0.3], [100 * ci.mean], "o", color="C3", label="mean (1 seed)")
+    lo, hi = IO_BAND if kind == "I/O" else (-CPU_BOUND, CPU_BOUND)
+    ax.axhspan(100 * lo, 100 * hi, color="C2", alpha=0.15, label="paper's range")
+    ax.axhline(0, color="0.4", lw=0.8)
+    ax.set_xlim(-0.5, 0.8)
+    ax.set_xticks([])
+    ax.set_ylabel("virtual vs native JCT (%)")
+    return fig, ax
+
+
+def _overhead_claim(profile: str, kind: str) -> None:
+    """Register HybridMR Fig. 1(a)'s claim for one application."""
+    paper_value, criterion = _overhead_texts(kind)
 
     def run(seeds: list[int], out: Path) -> Result:
         virt = np.array([probes.virt_jct(profile, False, s) for s in seeds])
         native = np.array([probes.virt_jct(profile, True, s) for s in seeds])
         over = virt / native - 1  # per seed: same workload and placement seed on both
         ci = mean_ci(over)
-        m = ci.mean
-        if kind == "I/O":
-            ok = IO_BAND[0] <= m <= IO_BAND[1]
-            direction = m > 0
-        else:
-            ok = abs(m) <= CPU_BOUND
-            direction = 0 < m <= IO_BAND[1]
-        verdict = "reproduced" if ok else ("same direction" if direction else "not reproduced")
         why = criterion + (
             f". Per-seed overheads range {100 * over.min():+.1f} % to {100 * over.max():+.1f} %"
             f" over {len(seeds)} seed(s), so a single seed can fall outside the band"
         )
-
-        fig, ax = figure(4.6, 3.0)
-        ax.scatter(
-            np.zeros(len(over)) + np.linspace(-0.08, 0.08, len(over)),
-            100 * over,
-            s=14,
-            color="C0",
-            alpha=0.7,
-            label="per seed",
-        )
-        if ci.n > 1:
-            ax.errorbar(
-                [0.3],
-                [100 * m],
-                yerr=[100 * ci.half],
-                fmt="o",
-                color="C3",
-                capsize=4,
-                label="mean ± 95 % CI",
-            )
-        else:
-            ax.plot([0.3], [100 * m], "o", color="C3", label="mean (1 seed)")
-        lo, hi = IO_BAND if kind == "I/O" else (-CPU_BOUND, CPU_BOUND)
-        ax.axhspan(100 * lo, 100 * hi, color="C2", alpha=0.15, label="paper's range")
-        ax.axhline(0, color="0.4", lw=0.8)
-        ax.set_xlim(-0.5, 0.8)
-        ax.set_xticks([])
-        ax.set_ylabel("virtual vs native JCT (%)")
-        ax.set_title(f"HybridMR Fig. 1(a): {profile} ({kind}-bound)", fontsize=10)
+        fig, ax = _overhead_figure(over, ci, kind)
+        # the legend beside the axes: seven entries would cover the points
         ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        plot = save(
+        return finish(
             fig,
-            plot_file(out, f"hybridmr-fig1a-{profile}"),
+            ax,
+            out,
+            f"hybridmr-fig1a-{profile}",
+            f"HybridMR Fig. 1(a): {profile} ({kind}-bound)",
             "One 32-map job on 8 two-core hosts, native vs one Xen VM per host (same slots, "
             "vCPUs); dl-sched.",
-        )
-        return Result(
             ours=ci.pct(1),
-            verdict=verdict,
+            verdict=overhead_verdict(kind, ci.mean),
             why=why,
-            plot=plot,
             data={
                 "profile": profile,
                 "kind": kind,
@@ -114,6 +128,7 @@ def _overhead_claim(profile: str, kind: str) -> None:
                 "native_jct_s": native.tolist(),
                 "seeds": list(seeds),
             },
+            legend=False,
         )
 
     claim(
@@ -173,19 +188,17 @@ def lee_gpu(seeds: list[int], out: Path) -> Result:
     ax.bar(x + 0.2, [LEE_CRYPTO_PAPER, 1.0], 0.4, color="0.7", label="paper (≈)")
     ax.set_xticks(x, ["Crypto", "Sort"])
     ax.set_ylabel("JCT without GPU / with GPU")
-    ax.set_title("Lee Fig. 4.11: speedup from one GPU node", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
+    return finish(
         fig,
-        plot_file(out, "lee-fig4.11"),
+        ax,
+        out,
+        "lee-fig4.11",
+        "Lee Fig. 4.11: speedup from one GPU node",
         "Two-node lee-gpu cluster, each job alone under dl-sched (the paper: Fair; with "
         f"one job the same). Seeds: {len(seeds)}; error bars: 95 % CI.",
-    )
-    return Result(
         ours=ours,
         verdict=verdict,
         why=criterion + ".",
-        plot=plot,
         data={
             "speedup": {j: ci.as_dict() for j, ci in cis.items()},
             "per_seed": {j: v.tolist() for j, v in speed.items()},

@@ -1,7 +1,7 @@
 """Claims of the ILA paper about ILA as a system: the interference model's
 accuracy (§5.4, Table 5 / Fig. 11), ILA's own decision time at scale (§5.6) and the
 dynamic vs static thresholds (§5.5, Fig. 12).  Schedulers are reached through the
-registry, as in :mod:`mrgym.reproduce.ila_sched`."""
+registry, as in :mod:`mrgym.reproduce.claims.ila_sched`."""
 
 from __future__ import annotations
 
@@ -73,6 +73,16 @@ def ila_table5(seeds: list[int], out: Path) -> Result:
 # --- §5.6: overhead and scalability ---------------------------------------------------------
 
 
+# quick sizes (a smoke run, not the claims' numbers): ILA trained on 8 background
+# combinations instead of 60, and a tenth of ila2400's workload
+QUICK_COMBOS = {"n_combos": 8}
+SCALABILITY_QUICK = {
+    "workload.n_jobs": 10,
+    "workload.scale_maps_to": 1500,
+    "workload.total_reduces": 500,
+}
+
+
 @claim(
     paper="ila",
     key="ila-scalability",
@@ -82,11 +92,13 @@ def ila_table5(seeds: list[int], out: Path) -> Result:
     "2 400 VMs)",
     default_seeds=1,
 )
-def ila_scalability(seeds: list[int], out: Path) -> Result:
+def ila_scalability(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    # quick: the same 2 400 VMs with a tenth of the jobs, maps and reduces (a smoke run)
+    sc = load_scenario("ila2400", SCALABILITY_QUICK) if quick else "ila2400"
     rates, per_beat, walls, refit, n_refit = [], [], [], [], []
     for seed in seeds:
-        sched = registry.make("ila")
-        sim = build_simulation("ila2400", sched, seed)
+        sched = registry.make("ila", **(QUICK_COMBOS if quick else {}))
+        sim = build_simulation(sc, sched, seed)
         t0 = time.perf_counter()
         sim.run()
         walls.append(time.perf_counter() - t0)
@@ -142,11 +154,19 @@ FIG12_POLICIES = {
 }
 
 
-def _fig12_scenario(workload: str):
+FIG12_MAPS = 120  # maps per job of the pure CPU / I/O workloads
+# quick sizes (a smoke run, not the claim's numbers): ila72 cut to 8 jobs, 20-map jobs
+FIG12_QUICK = {"jobs": 8, "maps": 20}
+
+
+def _fig12_scenario(workload: str, quick: bool = False):
     if workload == "mix":
-        return "ila72"
+        return (
+            load_scenario("ila72", {"workload.n_jobs": FIG12_QUICK["jobs"]}) if quick else "ila72"
+        )
+    maps = FIG12_QUICK["maps"] if quick else FIG12_MAPS
     jobs = [
-        {"profile": p, "maps": 120, "submit_s": 20.0 * i} for i, p in enumerate(_PURE[workload])
+        {"profile": p, "maps": maps, "submit_s": 20.0 * i} for i, p in enumerate(_PURE[workload])
     ]
     return load_scenario(
         "ila72", {"name": f"ila72-{workload}", "workload": {"kind": "jobs", "jobs": jobs}}
@@ -162,15 +182,16 @@ def _fig12_scenario(workload: str):
     "workloads), 40-100 % above static ones; no threshold is always worst",
     default_seeds=3,
 )
-def ila_fig12(seeds: list[int], out: Path) -> Result:
+def ila_fig12(seeds: list[int], out: Path, quick: bool = False) -> Result:
     thr: dict[str, dict[str, list[float]]] = {}
+    extra = QUICK_COMBOS if quick else {}
     for w in ("mix", "cpu", "io"):
-        sc = _fig12_scenario(w)
+        sc = _fig12_scenario(w, quick)
         thr[w] = {}
         for label, (name, kw) in FIG12_POLICIES.items():
             vals = []
             for seed in seeds:
-                sim = build_simulation(sc, registry.make(name, **kw), seed)
+                sim = build_simulation(sc, registry.make(name, **kw, **extra), seed)
                 sim.run()
                 ends = [j.finish_s for j in sim.jobs if j.finish_s is not None]
                 span = max(ends) - min(j.arrived_s for j in sim.jobs)
@@ -194,7 +215,7 @@ def ila_fig12(seeds: list[int], out: Path) -> Result:
     )
     why = (
         "Throughput = successful tasks per minute, first arrival to last completion; mix = "
-        "ila72, cpu / io = 6 jobs of 120 maps of Table 3 CPU / I/O applications 20 s apart "
+        f"ila72, cpu / io = 6 jobs of {FIG12_QUICK['maps'] if quick else FIG12_MAPS} maps of Table 3 CPU / I/O applications 20 s apart "
         "on the same cluster. Criterion: the dynamic threshold highest and no threshold "
         "(LAO) lowest on all three; 'same direction' if dynamic beats no threshold on all. "
         f"Highest: {', '.join(f'{w} {b}' for w, b in best.items())}."

@@ -19,8 +19,8 @@ import numpy as np
 from mrgym import registry
 from mrgym.config import load_scenario
 from mrgym.metrics import episode_metrics
-from mrgym.reproduce.claims import Result, claim
-from mrgym.reproduce.stats import figure, plot_file, save
+from mrgym.reproduce.claims import Result, claim, finish
+from mrgym.reproduce.stats import figure
 from mrgym.runner import build_simulation
 from mrgym.sim.scheduler import Scheduler
 
@@ -121,15 +121,19 @@ def fig6a(seeds: list[int], out: Path) -> Result:
     ax.plot([0, top], [0, top], color="0.4", lw=0.8)
     ax.set_xlabel("actual JCT (s)")
     ax.set_ylabel("estimated JCT (s)")
-    ax.set_title("HybridMR Fig. 6(a): profiling (Algorithm 1)", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
+    return finish(
         fig,
-        plot_file(out, "hybridmr-fig6a"),
+        ax,
+        out,
+        "hybridmr-fig6a",
+        "HybridMR Fig. 6(a): profiling (Algorithm 1)",
         "Held-out (servers, data size) runs of §IV's six jobs, native and virtual training "
         f"clusters; actual = mean over {len(seeds)} seed(s).",
+        ours=f"{100 * m:.1f} % ± {100 * sd:.1f} %",
+        verdict=verdict,
+        why=why,
+        data=err,
     )
-    return Result(f"{100 * m:.1f} % ± {100 * sd:.1f} %", verdict, why, plot, err)
 
 
 # --- Fig. 8(a): phase I vs random placement -----------------------------------------------
@@ -187,14 +191,18 @@ def fig8a(seeds: list[int], out: Path) -> Result:
     ax.axhline(1, color="0.4", lw=0.8)
     ax.set_xticks(x, list(means))
     ax.set_ylabel("performance gain (x)")
-    ax.set_title("HybridMR Fig. 8(a): phase I vs random placement", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
+    return finish(
         fig,
-        plot_file(out, "hybridmr-fig8a"),
+        ax,
+        out,
+        "hybridmr-fig8a",
+        "HybridMR Fig. 8(a): phase I vs random placement",
         f"hybrid48 with §IV's jobs; interactive VMs at {RPS:.0f} req/s; seeds: {len(seeds)}.",
+        ours=ours,
+        verdict=_verdict(ok, some),
+        why=why,
+        data={"gain": gains, "mean": means},
     )
-    return Result(ours, _verdict(ok, some), why, plot, {"gain": gains, "mean": means})
 
 
 # --- Fig. 8(b)-(c): phase II's JCT reduction per managed resource -------------------------
@@ -258,13 +266,18 @@ def fig8b(seeds: list[int], out: Path) -> Result:
     ax.axhline(0, color="0.4", lw=0.8)
     ax.set_xticks(x, [a for a, _ in APPS], fontsize=8)
     ax.set_ylabel("JCT reduction (%)")
-    ax.set_title("HybridMR Fig. 8(b): phase II, single job", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(
-        fig, plot_file(out, "hybridmr-fig8b"), f"48-VM virtual cluster; seeds: {len(seeds)}."
+    return finish(
+        fig,
+        ax,
+        out,
+        "hybridmr-fig8b",
+        "HybridMR Fig. 8(b): phase II, single job",
+        f"48-VM virtual cluster; seeds: {len(seeds)}.",
+        ours=ours,
+        verdict=_verdict(ok, direction),
+        why=why,
+        data={"single": single, "multiple": {m: float(np.mean(v)) for m, v in multi.items()}},
     )
-    data = {"single": single, "multiple": {m: float(np.mean(v)) for m, v in multi.items()}}
-    return Result(ours, _verdict(ok, direction), why, plot, data)
 
 
 # --- Fig. 8(d) / 9(a): interactive latency and SLA ------------------------------------------
@@ -319,11 +332,17 @@ def sla(seeds: list[int], out: Path) -> Result:
     ax.set_yscale("log")
     ax.set_xlabel("requests/s per interactive VM")
     ax.set_ylabel("mean response (s)")
-    ax.set_title("HybridMR Fig. 8(d): RUBiS latency", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(fig, plot_file(out, "hybridmr-sla"), f"hybrid48; seeds: {len(seeds)}.")
-    return Result(
-        ours, _verdict(ok, direction), why, plot, {"response_s": mean, "violation_s": vmean}
+    return finish(
+        fig,
+        ax,
+        out,
+        "hybridmr-sla",
+        "HybridMR Fig. 8(d): RUBiS latency",
+        f"hybrid48; seeds: {len(seeds)}.",
+        ours=ours,
+        verdict=_verdict(ok, direction),
+        why=why,
+        data={"response_s": mean, "violation_s": vmean},
     )
 
 
@@ -389,7 +408,15 @@ def fig9(seeds: list[int], out: Path) -> Result:
         ax.bar(x + (i - 1) * 0.27, np.array(vals) / max(vals), 0.27, label=label)
     ax.set_xticks(x, list(mean))
     ax.set_ylabel("normalized to the max")
-    ax.set_title("HybridMR Fig. 9(b)-(c): cluster designs", fontsize=10)
-    ax.legend(fontsize=8, frameon=False)
-    plot = save(fig, plot_file(out, "hybridmr-fig9"), f"§IV's six jobs; seeds: {len(seeds)}.")
-    return Result(ours, _verdict(ok, direction), why, plot, {"mean": mean, "per_seed": res})
+    return finish(
+        fig,
+        ax,
+        out,
+        "hybridmr-fig9",
+        "HybridMR Fig. 9(b)-(c): cluster designs",
+        f"§IV's six jobs; seeds: {len(seeds)}.",
+        ours=ours,
+        verdict=_verdict(ok, direction),
+        why=why,
+        data={"mean": mean, "per_seed": res},
+    )
