@@ -61,7 +61,7 @@ class GroupResult:
 
 def run_group(task: GroupTask) -> GroupResult:
     """Worker function (module level: ``spawn`` and Ray import it by name)."""
-    from mrgym.reproduce.report import load_claims, run_claim
+    from mrgym.reproduce.running import load_claims, run_claim
 
     claims = {c.key: c for c in load_claims()}
     done = []
@@ -88,7 +88,7 @@ def run_claims_parallel(
     quick: bool = False,
 ) -> list:
     """Outcomes of ``claims`` in their order, computed by ``workers`` parallel groups."""
-    from mrgym.reproduce.report import Outcome
+    from mrgym.reproduce.running import Outcome
     from mrgym.runner import progress_mode
     from mrgym.sweep import run_grid
 
