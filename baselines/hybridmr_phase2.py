@@ -44,7 +44,7 @@ cores, ``io_min_eff`` 0.5, ``resume_frac`` 0.5, ``max_pause_s`` 30 s, reservatio
 downtime 1 s.  A VM's cap may exceed its vCPUs up to its host's cores (Xen vCPU hot-plug up
 to ``maxvcpus``): with one vCPU per VM, as the paper configures them, no redistribution
 between VMs would otherwise be possible.  Memory is not managed: the simulator has no
-memory resource other than the page cache (REPRODUCTION.md, Fig. 8(b)).
+memory resource other than the page cache (docs/reproduction/report.md, Fig. 8(b)).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ Deviations / choices:
   errors), not of S (``loss="sse"``, the paper's).  The simulator's slowdowns have a heavy
   tail (a writer throttled once the page cache is full runs 10-77x) that a raw SSE fit
   bends to, predicting ~1.5x for an idle server; on the ila72 training set the held-out
-  R² of S is 0.56 with the log loss and 0.24 with raw SSE (``mrgym reproduce ila-table5``
+  R² of S is 0.56 with the log loss and 0.24 with raw SSE (``mrgym reproduce --claims ila-table5``
   reports both).  The stages still minimize raw SSE (they only give the start).
 * The joint fit keeps a, b, k ≥ 0 (``positive``; bounded trust-region least squares):
   unconstrained, it found a negative amplitude with a steep exponent that predicted

@@ -142,10 +142,10 @@ VERDICTS = ("reproduced", "same direction", "not reproduced")
 
 
 def _results() -> dict:
-    for p in (DOCS / "reproduction" / "results.json", ROOT / "reproduction" / "results.json"):
-        if p.is_file():
-            return json.loads(p.read_text(encoding="utf-8"))
-    pytest.fail("no reproduction/results.json: run mrgym reproduce --update")
+    p = DOCS / "reproduction" / "results.json"
+    if not p.is_file():
+        pytest.fail("no docs/reproduction/results.json: run mrgym reproduce --update")
+    return json.loads(p.read_text(encoding="utf-8"))
 
 
 def test_readme_verdict_counts_equal_the_report() -> None:
