@@ -80,3 +80,29 @@ def test_an_unweighted_costly_term_is_not_computed():
     env = gym.make("MRCluster-v0", config="lee-gpu", reward_weights={"jct": 1.0})
     tracker = rewards.RewardTracker(env.unwrapped.weights)
     assert [name for name, _, _ in tracker._terms] == ["jct", "throughput", "locality", "sla"]
+
+
+def _section(page: str, start: str, end: str) -> str:
+    return page[page.index(start) : page.index(end)]
+
+
+def test_the_environment_page_lists_exactly_the_features_and_terms():
+    """docs/environment.md's tables are written for people; this ties them to the one
+    definition, so a feature or term added in code (or removed) fails here until the
+    page says so."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "environment.md").read_text()
+    obs_text = _section(page, "## Observation", "## Reward")
+    rows = re.findall(r"^\| (`[^|]+`) \|", obs_text, flags=re.M)
+    listed = {n for cell in rows for n in re.findall(r"`(\w+)`", cell)}
+    critic = {f.name for g in obs.GROUPS if g.key == "critic" for f in g.features}
+    assert listed == {f.name for f in obs.FEATURES} - critic
+    assert all(f"`{n}`" in obs_text for n in critic)
+    sizes = {g.key: len(g.features) for g in obs.GROUPS}
+    counts = f"({sizes['vm']} + {sizes['global']} + {sizes['job']} K,)"
+    assert counts in obs_text, f"the page should state the shape {counts}"
+    reward_text = _section(page, "## Reward", "## Episode end")
+    terms = re.findall(r"^\| `(\w+)` \|", reward_text, flags=re.M)
+    assert tuple(terms) == rewards.TERM_NAMES
