@@ -211,8 +211,27 @@ class FluidEngine:
         link's clock once; only flows whose bottleneck moves are re-bound: when a share
         falls, the flows on the link limited elsewhere at a higher rate; when it rises, the
         flows bound to it whose other links now limit them more.  Flows limited elsewhere
-        keep their binding without a computation."""
-        changed = self._retime_links(links, now)
+        keep their binding without a computation.
+
+        One function on purpose: it runs at every flow's start and end, and split into its
+        three steps (re-time, find moves, re-bind) it cost 0.5-0.8 % more instructions."""
+        changed = []
+        for link in links:
+            old, old_w = link.cur, link.cur_w
+            s, sw = link.shares()
+            link.cur, link.cur_w = s, sw
+            c, cw = link.clk, link.clk_w
+            if c is cw:  # no host: one class
+                if s != old:
+                    self._retime(c, s, now)
+                    changed.append((link, c, s > old, None))
+                continue
+            if s != old:
+                self._retime(c, s, now)
+                changed.append((link, c, s > old, False))
+            if sw != old_w:
+                self._retime(cw, sw, now)
+                changed.append((link, cw, sw > old_w, True))
         moves: dict[Work, Clock | None] = {}
         get = moves.get
         for link, c, rose, cls in changed:
@@ -240,39 +259,6 @@ class FluidEngine:
                     moves[f] = c
         if new is not None:
             moves[new] = None
-        n = self._rebind(moves, new, now)
-        for _link, c, rose, _cls in changed:
-            if rose and c.bound:
-                self._reschedule(c)
-        self.n_rate_updates += n
-
-    def _retime_links(self, links: tuple[Link, ...], now: float) -> list:
-        """Set each link's shares anew and re-time the clocks whose share changed; returns
-        the changes as (link, clock, share rose, class: None one, False read, True write).
-        (A step of ``_refresh_links``, apart to keep that hot function readable.)"""
-        changed = []
-        for link in links:
-            old, old_w = link.cur, link.cur_w
-            s, sw = link.shares()
-            link.cur, link.cur_w = s, sw
-            c, cw = link.clk, link.clk_w
-            if c is cw:  # no host: one class
-                if s != old:
-                    self._retime(c, s, now)
-                    changed.append((link, c, s > old, None))
-                continue
-            if s != old:
-                self._retime(c, s, now)
-                changed.append((link, c, s > old, False))
-            if sw != old_w:
-                self._retime(cw, sw, now)
-                changed.append((link, cw, sw > old_w, True))
-        return changed
-
-    def _rebind(self, moves: dict[Work, Clock | None], new: Work | None, now: float) -> int:
-        """Bind each flow of ``moves`` to its clock (None: find its bottleneck over all its
-        links; ties keep the binding); returns how many flows changed clock.  ``new`` has
-        no clock yet: its remaining MB come from the flow itself."""
         n = 0
         for f, c in moves.items():
             if c is None:  # the bottleneck over all its links; ties keep the binding
@@ -290,7 +276,10 @@ class FluidEngine:
             rem = f.remaining if f is new else self._unbind(f, now)
             self._bind(f, c, rem, now)
             n += 1
-        return n
+        for _link, c, rose, _cls in changed:
+            if rose and c.bound:
+                self._reschedule(c)
+        self.n_rate_updates += n
 
     def _retime(self, c: Clock, rate: float, now: float) -> None:
         """Set a clock's rate from ``now`` on: every flow bound to it follows."""
