@@ -24,9 +24,14 @@ demonstration, so PPO's first advantages are not noise).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mrgym.envs.mr_cluster import MRClusterEnv
+    from mrgym.sim.scheduler import Scheduler
 
 
 class PretrainConfig(BaseModel):
@@ -59,6 +64,42 @@ class Demonstrations:
         return len(self.actions)
 
 
+def _expert_env(
+    env_kwargs: dict, expert: str, hooks: str | None
+) -> tuple[MRClusterEnv, Scheduler, bool]:
+    """The training environment (unwrapped) and the expert scheduler that drives it, and
+    whether the expert is ``hooks``' scheduler: then its own hooks run in the environment
+    and its decisions become actions under the agent's settings (closest_action).  An
+    expert with hooks is otherwise refused: an agent's actions cannot express them."""
+    from agents.env_hooks import has_hooks, install, make_env
+    from mrgym.registry import make
+
+    own = expert == hooks  # the expert's own hooks run in the environment
+    scheduler = make(expert)
+    if has_hooks(scheduler) and not own:
+        raise ValueError(
+            f"pretrain.expert: {expert!r} acts through environment hooks (place_job/control) "
+            "that an agent's actions cannot express; use a scheduler without hooks, e.g. "
+            "fair, or run its hooks in the environment (env.hooks: the same name)"
+        )
+    env = make_env(env_kwargs).unwrapped
+    if own:  # its decisions become actions under the agent's settings (closest_action)
+        env.set_hooks(scheduler, decides=False)
+    else:
+        install(env, hooks)
+    return env, scheduler, own
+
+
+def _discounted_returns(rewards: list[float], dts: list[float], gamma: float) -> np.ndarray:
+    """Each step's discounted return, ``gamma ** dt`` per step (``dt`` 1 per decision)."""
+    ret = np.zeros(len(rewards), dtype=np.float64)
+    acc = 0.0
+    for i in range(len(rewards) - 1, -1, -1):
+        acc = rewards[i] + gamma ** dts[i] * acc
+        ret[i] = acc
+    return ret
+
+
 def collect(
     env_kwargs: dict,
     expert: str,
@@ -80,24 +121,9 @@ def collect(
     ``hooks`` (``env.hooks``): a scheduler whose hooks run inside the environment
     (agents/env_hooks.py); an expert with hooks is refused unless it is that scheduler,
     whose one instance then places, controls and decides."""
-    from agents.env_hooks import has_hooks, install, make_env
-    from mrgym.registry import make
-
-    own = expert == hooks  # the expert's own hooks run in the environment
-    scheduler = make(expert)
-    if has_hooks(scheduler) and not own:
-        raise ValueError(
-            f"pretrain.expert: {expert!r} acts through environment hooks (place_job/control) "
-            "that an agent's actions cannot express; use a scheduler without hooks, e.g. "
-            "fair, or run its hooks in the environment (env.hooks: the same name)"
-        )
+    env, scheduler, own = _expert_env(env_kwargs, expert, hooks)
     obs_l, mask_l, act_l, ret_l, dt_l = [], [], [], [], []
     inexact = 0
-    env = make_env(env_kwargs).unwrapped
-    if own:  # its decisions become actions under the agent's settings (closest_action)
-        env.set_hooks(scheduler, decides=False)
-    else:
-        install(env, hooks)
     for seed in seeds:
         obs, info = env.reset(seed=seed)
         if not own:  # the environment's reset already reset the hooks' scheduler
@@ -115,12 +141,7 @@ def collect(
             dts.append(float(info.get("dt", 1.0)) if per_second else 1.0)
             if term or trunc:
                 break
-        ret = np.zeros(len(rewards), dtype=np.float64)
-        acc = 0.0
-        for i in range(len(rewards) - 1, -1, -1):
-            acc = rewards[i] + gamma ** dts[i] * acc
-            ret[i] = acc
-        ret_l.append(ret)
+        ret_l.append(_discounted_returns(rewards, dts, gamma))
         dt_l.extend(dts)
     env.close()
     return Demonstrations(

@@ -10,8 +10,9 @@ from __future__ import annotations
 import random
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
@@ -24,6 +25,10 @@ from agents.callbacks import (
 )
 from agents.config import TrainConfig
 from agents.env_hooks import WithHooks, make_env
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.vec_env import VecEnv
 
 ENV_ID = "mrgym:MRCluster-v0"  # the module prefix makes SubprocVecEnv workers import mrgym
 
@@ -180,120 +185,158 @@ def _resume_config(cfg: TrainConfig | None, ckpt: Path) -> tuple[TrainConfig, Pa
     return cfg.model_copy(update={"name": saved.name}), saved_path.parent
 
 
-def train(
-    cfg: TrainConfig | None,
-    steps: int | None = None,
-    logdir: str | Path = "runs",
-    resume: str | Path | None = None,
-    progress: bool = True,
-) -> Path:
-    """Train (or resume) and return the run folder holding model.zip and config.yaml.
+@dataclass
+class _Run:
+    """Where a training run starts: its config, folder and step counts, and for a resumed
+    run the checkpoint and its recorded ``train_stats.yaml``."""
 
-    ``steps`` (default ``cfg.total_steps``) is the run's total step count, the resumed
-    model's steps included.  ``resume``: a checkpoint, a model.zip or a run folder; training
-    continues in that run's folder (``logdir`` is ignored) with its config when ``cfg`` is
-    None, and a ``steps`` not above the model's count is a ``ValueError``.
-    """
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    cfg: TrainConfig
+    run_dir: Path
+    total: int  # the run's total step count, a resumed model's steps included
+    ckpt: Path | None = None  # the checkpoint resumed from (None: a fresh model)
+    start: int = 0  # the resumed model's steps
+    old_stats: dict = field(default_factory=dict)  # its steps, clone and best model
 
-    start = 0
-    old_stats: dict = {}  # a resumed run's train_stats.yaml: its steps, clone and best model
+
+def _start_run(
+    cfg: TrainConfig | None, steps: int | None, logdir: str | Path, resume: str | Path | None
+) -> _Run:
+    """Resolve a fresh run's folder, or a resumed run's checkpoint, config and stats; a
+    resumed run whose total is not above its model's steps is a ``ValueError``."""
     if resume:
         ckpt = resolve_model_path(resume)
         cfg, run_dir = _resume_config(cfg, ckpt)
-        start = saved_steps(ckpt)
+        run = _Run(cfg, run_dir, steps or cfg.total_steps, ckpt, saved_steps(ckpt))
         stats_file = run_dir / "train_stats.yaml"
         if stats_file.exists():
-            old_stats = yaml.safe_load(stats_file.read_text()) or {}
-        latest = old_stats.get("steps")
-        if isinstance(latest, int) and latest > start:
+            run.old_stats = yaml.safe_load(stats_file.read_text()) or {}
+        latest = run.old_stats.get("steps")
+        if isinstance(latest, int) and latest > run.start:
             print(
-                f"train: note: resuming {run_dir} from step {start:,}, before its latest "
+                f"train: note: resuming {run_dir} from step {run.start:,}, before its latest "
                 f"({latest:,}): its model.zip and later checkpoints will be replaced",
                 file=sys.stderr,
             )
-    elif cfg is None:
+        if run.total <= run.start:
+            raise ValueError(
+                f"--resume {resume}: the model already has {run.start:,} steps and --steps "
+                f"(or total_steps) is the total, {run.total:,}; pass more than {run.start:,}"
+            )
+        return run
+    if cfg is None:
         raise ValueError("train: give a config, or resume= a checkpoint")
-    else:
-        run_dir = _fresh_run_dir(Path(logdir), cfg.name)
-    total = steps or cfg.total_steps
-    if resume and total <= start:
-        raise ValueError(
-            f"--resume {resume}: the model already has {start:,} steps and --steps "
-            f"(or total_steps) is the total, {total:,}; pass more than {start:,}"
-        )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    saved_cfg = cfg.model_copy(update={"total_steps": total})
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(saved_cfg.model_dump(), sort_keys=False))
-    seed_everything(cfg.seed)
-    import torch
+    return _Run(cfg, _fresh_run_dir(Path(logdir), cfg.name), steps or cfg.total_steps)
 
-    torch.set_num_threads(cfg.torch_threads)
-    venv = make_vec(cfg)
+
+def _new_model(cfg: TrainConfig, venv: VecEnv, tb: str) -> BaseAlgorithm:
+    """A fresh model of ``cfg.algorithm`` with its policy, hyper-parameters, the per-second
+    discount's rollout buffer and the linear learning-rate schedule when configured."""
+    from agents.extractors import resolve_policy
+
     algo = algorithm_class(cfg.algorithm)
-    tb = str(run_dir / "tb")
-    if resume:
-        model = algo.load(str(ckpt), env=venv, device="cpu", tensorboard_log=tb)
-    else:
-        from agents.extractors import resolve_policy
+    # JobSetPolicy and the "deepsets"/"attention" extractors are named by string in YAML
+    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
+    if cfg.discount_per == "second":
+        from agents.time_discount import TimeDiscountBuffer
 
-        # JobSetPolicy and the "deepsets"/"attention" extractors are named by string in YAML
-        policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
-        if cfg.discount_per == "second":
-            from agents.time_discount import TimeDiscountBuffer
+        hp = {**hp, "rollout_buffer_class": TimeDiscountBuffer}
+    if cfg.lr_schedule == "linear":
+        import inspect
 
-            hp = {**hp, "rollout_buffer_class": TimeDiscountBuffer}
-        if cfg.lr_schedule == "linear":
-            import inspect
+        from stable_baselines3.common.utils import LinearSchedule
 
-            from stable_baselines3.common.utils import LinearSchedule
+        default = inspect.signature(algo).parameters["learning_rate"].default
+        lr = float(hp.get("learning_rate", default))
+        hp = {**hp, "learning_rate": LinearSchedule(lr, 0.0, 1.0)}
+    return algo(policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=tb, **hp)
 
-            default = inspect.signature(algo).parameters["learning_rate"].default
-            lr = float(hp.get("learning_rate", default))
-            hp = {**hp, "learning_rate": LinearSchedule(lr, 0.0, 1.0)}
-        model = algo(policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=tb, **hp)
-    start = model.num_timesteps
-    if resume:  # the run's clone, as it was recorded
-        bc = {k: v for k, v in old_stats.items() if k.startswith("bc_")}
-    else:
-        bc = _warm_start(model, cfg) if cfg.pretrain else {}
-    metrics_cb = MRMetricsCallback()
+
+def _run_model(run: _Run, venv: VecEnv) -> BaseAlgorithm:
+    """The run's model on ``venv``: the resumed checkpoint, or a fresh model."""
+    tb = str(run.run_dir / "tb")
+    if run.ckpt is not None:
+        algo = algorithm_class(run.cfg.algorithm)
+        return algo.load(str(run.ckpt), env=venv, device="cpu", tensorboard_log=tb)
+    return _new_model(run.cfg, venv, tb)
+
+
+def _learn(model: BaseAlgorithm, steps: int, callbacks: list, fresh: bool) -> tuple[float, bool]:
+    """``model.learn`` for ``steps`` more steps; Ctrl-C ends it but keeps what was learned
+    (model.zip is what --resume RUN continues from).  Returns the wall seconds and whether
+    it was interrupted."""
+    from stable_baselines3.common.callbacks import CallbackList
+
+    t0 = time.perf_counter()
+    interrupted = False
+    try:
+        model.learn(
+            steps,
+            callback=CallbackList(callbacks),
+            reset_num_timesteps=fresh,
+            tb_log_name="run",
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+    return time.perf_counter() - t0, interrupted
+
+
+def _hparams(cfg: TrainConfig, total: int) -> dict[str, Any]:
+    """The settings TensorBoard's text tab shows for a run (HParamsTextCallback)."""
+    return {
+        "algorithm": cfg.algorithm,
+        "scenario": cfg.env.scenario,
+        "n_envs": cfg.n_envs,
+        "seed": cfg.seed,
+        "total_steps": total,
+        "job_slots": cfg.env.job_slots,
+        "queue_order": cfg.env.queue_order,
+        "speculation": cfg.env.speculation,
+        "work_conserving": cfg.env.work_conserving,
+        "reward_weights": cfg.env.reward_weights,
+        "discount_per": cfg.discount_per,
+        "lr_schedule": cfg.lr_schedule,
+        **{f"hp.{k}": v for k, v in cfg.hyperparameters.items()},
+    }
+
+
+def _held_out_eval(run: _Run) -> HeldOutEvalCallback:
+    """The held-out evaluation that picks best_model.zip; a resumed run's recorded best
+    stays best until beaten (unless a limit added since rules it out)."""
+    cfg, old = run.cfg, run.old_stats
     eval_cb = HeldOutEvalCallback(
         lambda: make_env(env_kwargs(cfg), cfg.env.hooks),
         cfg.eval.seeds,
         cfg.eval.every_steps,
         max_steps=cfg.eval.max_steps,
-        best_path=str(run_dir / "best_model.zip"),
+        best_path=str(run.run_dir / "best_model.zip"),
         decode=cfg.eval.decode,
         p95_limit=p95_limit(cfg),
-        evaluate_at_start=bool(cfg.pretrain) and not resume,  # the clone is a candidate too
+        evaluate_at_start=bool(cfg.pretrain) and run.ckpt is None,  # the clone is a candidate
     )
-    if "best_eval_step" in old_stats and _meets_limit(old_stats, eval_cb.p95_limit):
-        # a resumed run's best stays best until beaten (unless a limit added since rules it out)
-        eval_cb.best = (int(old_stats["best_eval_step"]), float(old_stats["best_eval_mean_jct_s"]))
-        eval_cb.best_p95 = old_stats.get("best_eval_p95_jct_s")
+    if "best_eval_step" in old and _meets_limit(old, eval_cb.p95_limit):
+        eval_cb.best = (int(old["best_eval_step"]), float(old["best_eval_mean_jct_s"]))
+        eval_cb.best_p95 = old.get("best_eval_p95_jct_s")
+    return eval_cb
+
+
+def _callbacks(
+    run: _Run,
+    metrics_cb: MRMetricsCallback,
+    eval_cb: HeldOutEvalCallback,
+    progress: tuple[int, int] | None,
+) -> list:
+    """The run's callbacks: metrics, hyper-parameters text, checkpoints, the held-out
+    evaluation, the per-second discount's sojourn times and, with ``progress`` (the
+    model's steps at the start and per rollout), the progress bar."""
+    from stable_baselines3.common.callbacks import CheckpointCallback
+
+    cfg = run.cfg
     callbacks = [
         metrics_cb,
-        HParamsTextCallback(
-            {
-                "algorithm": cfg.algorithm,
-                "scenario": cfg.env.scenario,
-                "n_envs": cfg.n_envs,
-                "seed": cfg.seed,
-                "total_steps": total,
-                "job_slots": cfg.env.job_slots,
-                "queue_order": cfg.env.queue_order,
-                "speculation": cfg.env.speculation,
-                "work_conserving": cfg.env.work_conserving,
-                "reward_weights": cfg.env.reward_weights,
-                "discount_per": cfg.discount_per,
-                "lr_schedule": cfg.lr_schedule,
-                **{f"hp.{k}": v for k, v in cfg.hyperparameters.items()},
-            }
-        ),
+        HParamsTextCallback(_hparams(cfg, run.total)),
         CheckpointCallback(
             save_freq=max(1, cfg.checkpoint_every_steps // cfg.n_envs),
-            save_path=str(run_dir / "checkpoints"),
+            save_path=str(run.run_dir / "checkpoints"),
             name_prefix="model",
         ),
         eval_cb,
@@ -302,30 +345,31 @@ def train(
         from agents.time_discount import SojournCallback
 
         callbacks.insert(0, SojournCallback())
-    if progress:
+    if progress is not None:
         # on-policy algorithms collect whole rollouts (n_envs x n_steps): SB3 stops at the
         # first rollout boundary at or past the target, so the bar counts to that
-        rollout = getattr(model, "n_steps", 1) * venv.num_envs
-        planned = start + -(-(total - start) // rollout) * rollout
+        start, rollout = progress
+        planned = start + -(-(run.total - start) // rollout) * rollout
         callbacks.append(TqdmCallback(planned, initial=start, episodes=metrics_cb))
-    t0 = time.perf_counter()
-    interrupted = False
-    try:
-        model.learn(
-            total - start,
-            callback=CallbackList(callbacks),
-            reset_num_timesteps=not resume,
-            tb_log_name="run",
-        )
-    except KeyboardInterrupt:
-        # keep what was learned: model.zip is what --resume RUN continues from
-        interrupted = True
-    wall = time.perf_counter() - t0
-    model.save(str(run_dir / "model.zip"))
+    return callbacks
+
+
+def _train_stats(
+    model: BaseAlgorithm,
+    start: int,
+    resumed: bool,
+    metrics_cb: MRMetricsCallback,
+    eval_cb: HeldOutEvalCallback,
+    wall: float,
+    interrupted: bool,
+    bc: dict,
+) -> dict[str, Any]:
+    """What train_stats.yaml records: steps, speed, the clone's numbers and the held-out
+    evaluation's pick (with its p95 constraint)."""
     stats = {
         "steps": int(model.num_timesteps),
         "interrupted": interrupted,
-        "resumed_from": int(start) if resume else None,
+        "resumed_from": int(start) if resumed else None,
         "episodes_finished": metrics_cb.episodes,
         "wall_s": round(wall, 1),
         "steps_per_s": round((model.num_timesteps - start) / wall, 1) if wall > 0 else None,
@@ -340,6 +384,48 @@ def train(
             stats["best_eval_p95_jct_s"] = round(eval_cb.best_p95, 1)
     if eval_cb.p95_limit is not None:  # the pick's constraint (eval.p95_no_worse_than)
         stats["eval_p95_limit_s"] = round(eval_cb.p95_limit, 1)
+    return stats
+
+
+def train(
+    cfg: TrainConfig | None,
+    steps: int | None = None,
+    logdir: str | Path = "runs",
+    resume: str | Path | None = None,
+    progress: bool = True,
+) -> Path:
+    """Train (or resume) and return the run folder holding model.zip and config.yaml.
+
+    ``steps`` (default ``cfg.total_steps``) is the run's total step count, the resumed
+    model's steps included.  ``resume``: a checkpoint, a model.zip or a run folder; training
+    continues in that run's folder (``logdir`` is ignored) with its config when ``cfg`` is
+    None, and a ``steps`` not above the model's count is a ``ValueError``.
+    """
+    run = _start_run(cfg, steps, logdir, resume)
+    cfg, run_dir, total = run.cfg, run.run_dir, run.total
+    run_dir.mkdir(parents=True, exist_ok=True)
+    saved_cfg = cfg.model_copy(update={"total_steps": total})
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(saved_cfg.model_dump(), sort_keys=False))
+    seed_everything(cfg.seed)
+    import torch
+
+    torch.set_num_threads(cfg.torch_threads)
+    venv = make_vec(cfg)
+    model = _run_model(run, venv)
+    start = model.num_timesteps
+    if run.ckpt is not None:  # the run's clone, as it was recorded
+        bc = {k: v for k, v in run.old_stats.items() if k.startswith("bc_")}
+    else:
+        bc = _warm_start(model, cfg) if cfg.pretrain else {}
+    metrics_cb = MRMetricsCallback()
+    eval_cb = _held_out_eval(run)
+    rollout = getattr(model, "n_steps", 1) * venv.num_envs
+    callbacks = _callbacks(run, metrics_cb, eval_cb, (start, rollout) if progress else None)
+    wall, interrupted = _learn(model, total - start, callbacks, fresh=run.ckpt is None)
+    model.save(str(run_dir / "model.zip"))
+    stats = _train_stats(
+        model, start, run.ckpt is not None, metrics_cb, eval_cb, wall, interrupted, bc
+    )
     (run_dir / "train_stats.yaml").write_text(yaml.safe_dump(stats, sort_keys=False))
     venv.close()
     if interrupted:

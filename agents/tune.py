@@ -24,11 +24,14 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from agents.config import TrainConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ray.tune import Result, ResultGrid
 
 METRIC = "mean_jct"  # seconds, lower is better
 NO_JOB_DONE = 1e12  # reported when no held-out job finished (NaN would fail the trial)
@@ -151,28 +154,11 @@ def _fresh(out: Path, name: str) -> Path:
     return d
 
 
-def tune_agent(
-    cfg: TrainConfig,
-    samples: int,
-    steps: int | None = None,
-    rungs: int = 4,
-    workers: int | None = None,
-    address: str | None = None,
-    out: str | Path = "runs",
-    progress: bool = True,
-) -> TuneOutcome:
-    """Run ``samples`` trials of ``steps`` (default ``cfg.total_steps``) environment steps
-    each, at most ``workers`` at a time (default: every CPU of the local Ray, or the
-    cluster's at ``address``); returns where the results are."""
-    from ray import tune
-    from ray.tune.schedulers import ASHAScheduler
-    from ray.tune.search.optuna import OptunaSearch
-
-    from mrgym.sweep import default_workers, ray_session
-
+def _check_tunable(cfg: TrainConfig, samples: int, rungs: int) -> None:
+    """Refuse counts below 1 and the settings trials cannot apply: they build their models
+    themselves and learn in rungs."""
     if samples < 1 or rungs < 1:
         raise ValueError(f"tune: --samples {samples} and --rungs {rungs} must be >= 1")
-    # trials build their models themselves and learn in rungs: neither setting would apply
     for key, value, plain in (
         ("discount_per", cfg.discount_per, "decision"),
         ("lr_schedule", cfg.lr_schedule, "constant"),
@@ -183,15 +169,26 @@ def tune_agent(
             raise ValueError(
                 f"tune: {key}: {value!r} is not supported by trials (they learn in rungs); {fix}"
             )
-    steps = steps or cfg.total_steps
-    rungs = min(rungs, steps)
-    scenario = Path(cfg.env.scenario)
-    if scenario.is_file():  # trials run in their own folders: a relative path would break
-        cfg = cfg.model_copy(
-            update={"env": cfg.env.model_copy(update={"scenario": str(scenario.resolve())})}
-        )
-    folder = _fresh(Path(out), cfg.name).resolve()
-    folder.mkdir(parents=True)
+
+
+def _fit(
+    cfg: TrainConfig,
+    folder: Path,
+    samples: int,
+    steps: int,
+    rungs: int,
+    workers: int | None,
+    address: str | None,
+    progress: bool,
+) -> ResultGrid:
+    """Run the trials under Ray Tune (Optuna's search, ASHA's early stopping over the
+    rungs) into ``folder/trials``; returns Ray's ResultGrid."""
+    from ray import tune
+    from ray.tune.schedulers import ASHAScheduler
+    from ray.tune.search.optuna import OptunaSearch
+
+    from mrgym.sweep import default_workers, ray_session
+
     trainable = tune.with_resources(
         tune.with_parameters(run_trial, base=cfg.model_dump(), steps=steps, rungs=rungs),
         {"cpu": 1},
@@ -216,18 +213,49 @@ def tune_agent(
                 callbacks=[_lines()] if progress else [],
             ),
         )
-        grid = tuner.fit()
+        return tuner.fit()
+
+
+def _best_result(grid: ResultGrid) -> Result:
+    """The best among the trials that reached the last rung (ASHA's survivors): an early
+    stopped trial's number is at a smaller budget and not comparable.  No finished trial
+    is a ``RuntimeError`` with the first errors."""
     done = [r for r in grid if r.error is None and r.metrics and METRIC in r.metrics]
     if not done:
         errors = "; ".join(str(r.error).splitlines()[0] for r in grid if r.error)[:300]
         raise RuntimeError(f"tune: no trial finished ({errors or 'no results'})")
-    # the best among the trials that reached the last rung (ASHA's survivors): an early
-    # stopped trial's number is at a smaller budget and not comparable
     top = max(r.metrics["training_iteration"] for r in done)
-    best = min(
+    return min(
         (r for r in done if r.metrics["training_iteration"] == top),
         key=lambda r: r.metrics[METRIC],
     )
+
+
+def tune_agent(
+    cfg: TrainConfig,
+    samples: int,
+    steps: int | None = None,
+    rungs: int = 4,
+    workers: int | None = None,
+    address: str | None = None,
+    out: str | Path = "runs",
+    progress: bool = True,
+) -> TuneOutcome:
+    """Run ``samples`` trials of ``steps`` (default ``cfg.total_steps``) environment steps
+    each, at most ``workers`` at a time (default: every CPU of the local Ray, or the
+    cluster's at ``address``); returns where the results are."""
+    _check_tunable(cfg, samples, rungs)
+    steps = steps or cfg.total_steps
+    rungs = min(rungs, steps)
+    scenario = Path(cfg.env.scenario)
+    if scenario.is_file():  # trials run in their own folders: a relative path would break
+        cfg = cfg.model_copy(
+            update={"env": cfg.env.model_copy(update={"scenario": str(scenario.resolve())})}
+        )
+    folder = _fresh(Path(out), cfg.name).resolve()
+    folder.mkdir(parents=True)
+    grid = _fit(cfg, folder, samples, steps, rungs, workers, address, progress)
+    best = _best_result(grid)
     params = {k: _plain(v) for k, v in best.config.items()}
     tuned = trial_config(cfg, params).model_copy(update={"name": f"{cfg.name}-tuned"})
     best_yaml = folder / "best.yaml"

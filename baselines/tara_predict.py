@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -69,6 +69,11 @@ from mrgym.config import Scenario, load_scenario
 from mrgym.sim.build import build_topology, model_params
 from mrgym.sim.rng import Streams
 from mrgym.workloads import generate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mrgym.sim.jobs import JobProfile
+    from mrgym.sim.params import ModelParams
+    from mrgym.sim.topology import Host
 
 INF = np.inf
 REL_EPS = 1e-7  # a stream with less than this share of its volume left is done
@@ -111,6 +116,22 @@ def _disk_share(disk: np.ndarray, streams: int, thrash: float, floor: float) -> 
     return agg / streams
 
 
+def _host_speeds(
+    hosts: list[Host], prof: JobProfile, params: ModelParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per host, for the job's profile: the virtualized-I/O factor, the CPU speed (core
+    speed, virtualization overhead, GPU speed-up) and the disk's MB/s after the I/O
+    factor."""
+    virt = np.array([h.virtualized for h in hosts])
+    vs = prof.virt_sensitivity
+    io = np.where(virt, 1.0 / (1.0 + params.virt_io_overhead * vs), 1.0)
+    cpu = np.where(virt, 1.0 / (1.0 + params.virt_cpu_overhead * vs), 1.0)
+    cpu = cpu * np.array([prof.gpu_speedup if h.type.gpus > 0 else 1.0 for h in hosts])
+    speed = np.array([h.type.core_speed for h in hosts]) * cpu
+    disk = np.array([h.type.disk_mbps for h in hosts]) * io
+    return io, speed, disk
+
+
 def build_model(
     scenario: Any,
     job: int = 0,
@@ -142,13 +163,7 @@ def build_model(
     prof = spec.profile
     hosts = topo.hosts
     pool = np.array([h.id for h in hosts if h.pool == prov.pool], dtype=np.int64)
-    virt = np.array([h.virtualized for h in hosts])
-    vs = prof.virt_sensitivity
-    io = np.where(virt, 1.0 / (1.0 + params.virt_io_overhead * vs), 1.0)
-    cpu = np.where(virt, 1.0 / (1.0 + params.virt_cpu_overhead * vs), 1.0)
-    cpu = cpu * np.array([prof.gpu_speedup if h.type.gpus > 0 else 1.0 for h in hosts])
-    speed = np.array([h.type.core_speed for h in hosts]) * cpu
-    disk = np.array([h.type.disk_mbps for h in hosts]) * io
+    io, speed, disk = _host_speeds(hosts, prof, params)
     slots = max(prov.vm.map_slots, 1)
     share = _disk_share(disk, slots, params.disk_thrash, params.disk_thrash_floor)
     map_mb = spec.input_mb / max(spec.n_maps, 1)
@@ -220,6 +235,55 @@ def _copier_order(out: np.ndarray, stagger: bool) -> np.ndarray:
     return np.lexsort(keys, axis=-1).transpose(0, 2, 1)
 
 
+def _stream_classes(
+    m: TaraModel,
+    out: np.ndarray,
+    nvm: np.ndarray,
+    nred: np.ndarray,
+    io: np.ndarray,
+    wcap: np.ndarray,
+    write: bool,
+) -> _Flows:
+    """The batch's stream classes (:class:`_Flows`): the shuffle's, per source and
+    destination rack in copier order, then the HDFS second replicas', per writer and
+    replica rack, each with the links it crosses.  ``out``, ``nvm``, ``nred``, ``io`` and
+    ``wcap`` are (C, racks): map output MB, VMs, reduces, I/O factor, write cap."""
+    c, nr = out.shape
+    some = nvm > 0
+    # --- shuffle streams (C, a, b): per reduce of rack b, its partition of rack a ---
+    vol_s = np.where(some[:, None, :], out[:, :, None] / m.reduces, 0.0)
+    n_s = np.broadcast_to(nred[:, None, :], (c, nr, nr))
+    # --- HDFS writes (C, b, d): expected share of rack b's second replicas on rack d ---
+    others = (nvm.sum(1, keepdims=True) - nvm)[:, :, None]  # DataNodes outside rack b
+    p = np.where(others > 0, nvm[:, None, :] / np.maximum(others, 1), 0.0)
+    eye = np.eye(nr, dtype=bool)[None]
+    p = np.where(eye, np.where(others > 0, 0.0, 1.0), p)  # a single rack: the replica stays
+    vol_w = np.where(some[:, :, None] & (p > 0) & write, m.reduce_out_mb, 0.0)
+    n_w = nred[:, :, None] * p
+    # the shuffle classes in copier order: position k of rack b's row is the k-th source
+    # (largest output first, ties by rack id), so "the first pc unfinished" is a cumsum
+    order = _copier_order(out, m.stagger)  # (C, k, b): rack b's k-th source
+    vol_s = np.take_along_axis(vol_s, order, axis=1)
+    ci = np.arange(c)[:, None]
+    n_l = 3 * nr + 1  # uplinks, downlinks, NICs of each rack, and a dummy link
+    src, dst = order, np.arange(nr)[None, None, :]
+    cross = src != dst
+    li_s = np.stack(
+        np.broadcast_arrays(
+            np.where(cross, src, 3 * nr), np.where(cross, nr + dst, 3 * nr), 2 * nr + dst
+        ),
+        -1,
+    ).reshape(c, nr * nr, 3)
+    li = np.concatenate([li_s, np.broadcast_to(_incidence(nr), (c, nr * nr, 3))], 1)
+    return _Flows(
+        vol=np.concatenate([vol_s.reshape(c, -1), vol_w.reshape(c, -1)], 1),
+        mult=np.concatenate([n_s.reshape(c, -1), n_w.reshape(c, -1)], 1),
+        cap=np.concatenate([np.full((c, nr * nr), INF), np.repeat(wcap, nr, axis=1)], 1),
+        io=np.concatenate([np.tile(io, (1, nr)), np.repeat(io, nr, axis=1)], 1),
+        idx=(ci[:, :, None] * n_l + li).ravel(),
+    )
+
+
 def predict_batch(m: TaraModel, hosts: np.ndarray) -> np.ndarray:
     """Predicted JCT (s) of each candidate: ``hosts`` is (C, VMs) global host indices."""
     hosts = np.atleast_2d(np.asarray(hosts, dtype=np.int64))
@@ -241,40 +305,9 @@ def predict_batch(m: TaraModel, hosts: np.ndarray) -> np.ndarray:
     nic = np.where(some, _per_rack(m, hosts, m.nic), 1.0)  # the rack's VMs' NICs together
     wcap = np.where(some, _per_rack(m, hosts, m.write_cap) / mean, 1.0)
     t_red = _per_rack(m, hosts, m.t_reduce, "max")
-    # --- shuffle streams (C, a, b): per reduce of rack b, its partition of rack a ---
-    vol_s = np.where(some[:, None, :], out[:, :, None] / m.reduces, 0.0)
-    n_s = np.broadcast_to(nred[:, None, :], (c, nr, nr))
-    # --- HDFS writes (C, b, d): expected share of rack b's second replicas on rack d ---
-    others = (nvm.sum(1, keepdims=True) - nvm)[:, :, None]  # DataNodes outside rack b
-    p = np.where(others > 0, nvm[:, None, :] / np.maximum(others, 1), 0.0)
-    eye = np.eye(nr, dtype=bool)[None]
-    p = np.where(eye, np.where(others > 0, 0.0, 1.0), p)  # a single rack: the replica stays
     write = m.replication >= 2 and m.reduce_out_mb > 0
-    vol_w = np.where(some[:, :, None] & (p > 0) & write, m.reduce_out_mb, 0.0)
-    n_w = nred[:, :, None] * p
     local = np.zeros((c, nr)) if write else m.reduce_out_mb / (wcap * io)
-    # the shuffle classes in copier order: position k of rack b's row is the k-th source
-    # (largest output first, ties by rack id), so "the first pc unfinished" is a cumsum
-    order = _copier_order(out, m.stagger)  # (C, k, b): rack b's k-th source
-    vol_s = np.take_along_axis(vol_s, order, axis=1)
-    ci = np.arange(c)[:, None]
-    n_l = 3 * nr + 1  # uplinks, downlinks, NICs of each rack, and a dummy link
-    src, dst = order, np.arange(nr)[None, None, :]
-    cross = src != dst
-    li_s = np.stack(
-        np.broadcast_arrays(
-            np.where(cross, src, 3 * nr), np.where(cross, nr + dst, 3 * nr), 2 * nr + dst
-        ),
-        -1,
-    ).reshape(c, nr * nr, 3)
-    li = np.concatenate([li_s, np.broadcast_to(_incidence(nr), (c, nr * nr, 3))], 1)
-    flows = _Flows(
-        vol=np.concatenate([vol_s.reshape(c, -1), vol_w.reshape(c, -1)], 1),
-        mult=np.concatenate([n_s.reshape(c, -1), n_w.reshape(c, -1)], 1),
-        cap=np.concatenate([np.full((c, nr * nr), INF), np.repeat(wcap, nr, axis=1)], 1),
-        io=np.concatenate([np.tile(io, (1, nr)), np.repeat(io, nr, axis=1)], 1),
-        idx=(ci[:, :, None] * n_l + li).ravel(),
-    )
+    flows = _stream_classes(m, out, nvm, nred, io, wcap, write)
     links = np.concatenate(
         [
             np.broadcast_to(m.up, (c, nr)),

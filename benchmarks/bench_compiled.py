@@ -218,7 +218,8 @@ def golden(path: Path) -> tuple[bool, str]:
     return p.returncode == 0, f"{where}\n    {lines[-1] if lines else p.stderr[-500:]}"
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The command line."""
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -232,7 +233,79 @@ def main() -> None:
     p.add_argument("--golden", action="store_true", help="run tests/test_golden.py on copies")
     p.add_argument("--keep", action="store_true", help="keep the compiled copies")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    a = p.parse_args()
+    return p.parse_args()
+
+
+def build_variants(compiled: list[str], tmp: Path, modules: list[str]) -> dict[str, Path]:
+    """Build each compiled variant's copy under ``tmp``, printing what compiled and how
+    long it took; returns each variant's root (the pure one is this checkout)."""
+    paths = {"pure": ROOT}
+    for v in compiled:
+        print(f"building {v} ({','.join(modules)}) in {tmp / v} ...", flush=True)
+        info = build(v, tmp / v, modules)
+        paths[v] = tmp / v
+        print(
+            f"  compiled {info['compiled']}  failed {info['failed'] or 'none'}  "
+            f"typed .pxd {info['typed_pxd'] or 'none'}\n"
+            f"  build {info['cythonize_s'] + info['cc_s']:.1f} s "
+            f"(copy+cythonize {info['cythonize_s']:.1f} s, C compiler {info['cc_s']:.1f} s)",
+            flush=True,
+        )
+    return paths
+
+
+def run_rounds(
+    variants: list[str], paths: dict[str, Path], a: argparse.Namespace, modules: list[str]
+) -> dict[str, list[dict]]:
+    """Run every variant once a round, rotating the order each round (load drifts),
+    printing each round's tasks per CPU-second; returns each variant's runs."""
+    print(f"\n{a.scenario} / {a.scheduler} / seed {a.seed}: tasks per CPU-second of run()")
+    res: dict[str, list[dict]] = {v: [] for v in variants}
+    for r in range(a.rounds):
+        order = variants[r % len(variants) :] + variants[: r % len(variants)]
+        row = []
+        for v in order:
+            out = run_variant(paths[v], a, modules)
+            if r == 0 and v != "pure":
+                loaded = {m: Path(f).name for m, f in out["files"].items()}
+                print(f"  {v} loads {loaded}")
+                not_so = [m for m, f in out["files"].items() if not f.endswith(".so")]
+                if not_so:
+                    print(f"  warning: {v} runs {not_so} as Python")
+            res[v].append(out)
+            row.append(f"{v} {out['tasks'] / out['cpu_s']:7,.0f}")
+        print(f"  round {r}: " + "   ".join(row), flush=True)
+    return res
+
+
+def print_summary(variants: list[str], res: dict[str, list[dict]]) -> None:
+    """Each variant's median rate, its spread, and against the pure runs its paired ratio
+    and whether its results hash the same."""
+    print("\nsummary (median of rounds; spread = (max - min) / median; paired = median")
+    print("  of each round's ratio to its pure run, with its range)")
+    ref = res.get("pure")
+    med = {}
+    for v in variants:
+        rates = [o["tasks"] / o["cpu_s"] for o in res[v]]
+        med[v] = statistics.median(rates)
+        spread = (max(rates) - min(rates)) / med[v]
+        line = f"  {v:7s} {med[v]:7,.0f} tasks/CPU-s  (spread {100 * spread:4.1f} %"
+        line += f", {res[v][0]['tasks']} tasks)"
+        if ref and v != "pure":
+            same = {o["hash"] for o in res[v]} == {o["hash"] for o in ref}
+            # paired: each round's ratio to that round's pure run (load drifts)
+            pair = [
+                (o["tasks"] / o["cpu_s"]) / (q["tasks"] / q["cpu_s"]) for o, q in zip(res[v], ref)
+            ]
+            line += f"  x{med[v] / med['pure']:.2f}, paired x{statistics.median(pair):.2f}"
+            line += f" ({min(pair):.2f}-{max(pair):.2f})  exact: {'yes' if same else 'NO'}"
+        print(line)
+    if "pure" in res and len({o["hash"] for o in res["pure"]}) != 1:
+        print("  warning: pure runs differ among themselves (nondeterminism)")
+
+
+def main() -> None:
+    a = parse_args()
     modules = [m for m in a.modules.split(",") if m]
     if a.worker:
         worker(a.scenario, a.scheduler, a.seed, modules)
@@ -251,62 +324,11 @@ def main() -> None:
         sys.exit(f"no such modules in mrgym/sim: {missing}")
 
     tmp = Path(tempfile.mkdtemp(prefix="mrgym-compiled-"))
-    paths = {"pure": ROOT}
     try:
-        for v in compiled:
-            print(f"building {v} ({','.join(modules)}) in {tmp / v} ...", flush=True)
-            info = build(v, tmp / v, modules)
-            paths[v] = tmp / v
-            print(
-                f"  compiled {info['compiled']}  failed {info['failed'] or 'none'}  "
-                f"typed .pxd {info['typed_pxd'] or 'none'}\n"
-                f"  build {info['cythonize_s'] + info['cc_s']:.1f} s "
-                f"(copy+cythonize {info['cythonize_s']:.1f} s, C compiler {info['cc_s']:.1f} s)",
-                flush=True,
-            )
+        paths = build_variants(compiled, tmp, modules)
         if "pure" in variants and not golden_digest_matches_worker():
             print("warning: the worker's hash differs from tests/golden_cases.py's sim_hash")
-
-        print(f"\n{a.scenario} / {a.scheduler} / seed {a.seed}: tasks per CPU-second of run()")
-        res: dict[str, list[dict]] = {v: [] for v in variants}
-        for r in range(a.rounds):
-            order = variants[r % len(variants) :] + variants[: r % len(variants)]
-            row = []
-            for v in order:
-                out = run_variant(paths[v], a, modules)
-                if r == 0 and v != "pure":
-                    loaded = {m: Path(f).name for m, f in out["files"].items()}
-                    print(f"  {v} loads {loaded}")
-                    not_so = [m for m, f in out["files"].items() if not f.endswith(".so")]
-                    if not_so:
-                        print(f"  warning: {v} runs {not_so} as Python")
-                res[v].append(out)
-                row.append(f"{v} {out['tasks'] / out['cpu_s']:7,.0f}")
-            print(f"  round {r}: " + "   ".join(row), flush=True)
-
-        print("\nsummary (median of rounds; spread = (max - min) / median; paired = median")
-        print("  of each round's ratio to its pure run, with its range)")
-        ref = res.get("pure")
-        med = {}
-        for v in variants:
-            rates = [o["tasks"] / o["cpu_s"] for o in res[v]]
-            med[v] = statistics.median(rates)
-            spread = (max(rates) - min(rates)) / med[v]
-            line = f"  {v:7s} {med[v]:7,.0f} tasks/CPU-s  (spread {100 * spread:4.1f} %"
-            line += f", {res[v][0]['tasks']} tasks)"
-            if ref and v != "pure":
-                same = {o["hash"] for o in res[v]} == {o["hash"] for o in ref}
-                # paired: each round's ratio to that round's pure run (load drifts)
-                pair = [
-                    (o["tasks"] / o["cpu_s"]) / (q["tasks"] / q["cpu_s"])
-                    for o, q in zip(res[v], ref)
-                ]
-                line += f"  x{med[v] / med['pure']:.2f}, paired x{statistics.median(pair):.2f}"
-                line += f" ({min(pair):.2f}-{max(pair):.2f})  exact: {'yes' if same else 'NO'}"
-            print(line)
-        if "pure" in res and len({o["hash"] for o in res["pure"]}) != 1:
-            print("  warning: pure runs differ among themselves (nondeterminism)")
-
+        print_summary(variants, run_rounds(variants, paths, a, modules))
         if a.golden:
             print("\ngolden guard (tests/test_golden.py) on each compiled copy:")
             for v in compiled:

@@ -34,7 +34,42 @@ def instance_catalog(cluster: Any) -> dict[str, InstanceType]:
 def build_topology(
     cluster: Any, hdfs: Any, params: ModelParams, rng: np.random.Generator
 ) -> Topology:
+    """The cluster section as a :class:`Topology`: sites, racks, hosts in order with their
+    VMs, provisioned VMs, rack uplinks sized, and every worker's slots free."""
     cat = instance_catalog(cluster)
+    sites = _sites(cluster)
+    racks = _racks(cluster, sites)
+    n_racks = len(racks)
+    total_hosts = sum(g.count for g in cluster.hosts)
+    hosts: list[Host] = []
+    vms: list[VM] = []
+    apps: list[tuple[VM, Any]] = []
+    i = 0
+    for g in cluster.hosts:
+        for k in range(g.count):
+            if g.racks:
+                rack = racks[g.racks[k % len(g.racks)]]
+            else:
+                rack = racks[i * n_racks // total_hosts]
+            h = _host(len(hosts), cat[g.type], rack, g, params)
+            rack.hosts.append(h)
+            hosts.append(h)
+            _host_vms(h, g, hdfs, vms, apps)
+            i += 1
+
+    if cluster.provision is not None:
+        _provision(cluster.provision, hosts, vms, rng)
+    _size_uplinks(cluster, racks)
+    for vm in vms:
+        vm.free_map = vm.map_slots
+        vm.free_reduce = vm.reduce_slots
+    topo = Topology(sites, racks, hosts, vms, cluster.rack_hops)
+    topo.interactive_specs = apps
+    return topo
+
+
+def _sites(cluster: Any) -> list[Site]:
+    """The sites, each with its WAN links when there are several (one site has none)."""
     n_sites = cluster.sites
     sites = []
     for s in range(n_sites):
@@ -47,11 +82,14 @@ def build_topology(
                 Link(f"site{s}.wan_down", wan, background=cluster.background) if wan else None,
             )
         )
-    n_racks = cluster.racks
-    total_hosts = sum(g.count for g in cluster.hosts)
+    return sites
+
+
+def _racks(cluster: Any, sites: list[Site]) -> list[Rack]:
+    """The racks, spread over the sites in order, with uplinks of no capacity yet: their
+    size may depend on the hosts (``_size_uplinks``)."""
+    n_racks, n_sites = cluster.racks, len(sites)
     racks: list[Rack] = []
-    # Rack uplinks: explicit Mbit/s (cycled over racks, e.g. TARA's 800..200) or the sum of
-    # the rack's host NICs divided by the oversubscription ratio (set after hosts exist).
     for r in range(n_racks):
         site = sites[r * n_sites // n_racks]
         rack = Rack(
@@ -63,82 +101,82 @@ def build_topology(
         )
         site.racks.append(rack)
         racks.append(rack)
+    return racks
 
-    hosts: list[Host] = []
-    vms: list[VM] = []
-    apps: list[tuple[VM, Any]] = []
-    i = 0
-    for g in cluster.hosts:
-        t = cat[g.type]
-        for k in range(g.count):
-            if g.racks:
-                rack = racks[g.racks[k % len(g.racks)]]
-            else:
-                rack = racks[i * n_racks // total_hosts]
-            virtualized = not g.native
-            name = f"h{len(hosts)}"
-            h = Host(
-                len(hosts),
-                name,
-                t,
-                rack,
-                g.pool,
-                virtualized,
-                disk=None,
-                nic_up=Link(f"{name}.nic_up", t.nic_gbps * 1000 * MBIT),
-                nic_down=Link(f"{name}.nic_down", t.nic_gbps * 1000 * MBIT),
+
+def _host(index: int, t: InstanceType, rack: Rack, g: Any, params: ModelParams) -> Host:
+    """Host ``index`` of group ``g`` on ``rack``: its disk (seek-thrashing) and its NICs,
+    attached to it so that its writes share them as a disk's."""
+    name = f"h{index}"
+    h = Host(
+        index,
+        name,
+        t,
+        rack,
+        g.pool,
+        not g.native,
+        disk=None,
+        nic_up=Link(f"{name}.nic_up", t.nic_gbps * 1000 * MBIT),
+        nic_down=Link(f"{name}.nic_down", t.nic_gbps * 1000 * MBIT),
+    )
+    h.disk = Link(
+        f"{name}.disk",
+        t.disk_mbps,
+        thrash=params.disk_thrash,
+        host=h,
+        floor=params.disk_thrash_floor,
+    )
+    h.nic_up.attach(h)
+    h.nic_down.attach(h)
+    return h
+
+
+def _host_vms(h: Host, g: Any, hdfs: Any, vms: list[VM], apps: list[tuple[VM, Any]]) -> None:
+    """Add host ``h``'s VMs (group ``g``) to it and to ``vms``: its workers (one on the
+    hardware for a native host), a DataNode VM in the split architecture, and its
+    interactive VMs (also to ``apps``, with their load's spec)."""
+    name = h.name
+    t = h.type
+    n_workers = 1 if g.native else g.vms_per_host
+    data_on_workers = g.datanode and not hdfs.split_architecture
+    for _ in range(n_workers):
+        vcpus = t.cores if g.native else g.vm.vcpus
+        vm = VM(
+            len(vms),
+            f"{name}.vm{len(h.vms)}",
+            h,
+            vcpus,
+            g.vm.map_slots,
+            g.vm.reduce_slots,
+            data_on_workers,
+            memory_gb=g.vm.memory_gb,
+        )
+        h.vms.append(vm)
+        vms.append(vm)
+    if g.datanode and hdfs.split_architecture and n_workers > 0:
+        dn = VM(len(vms), f"{name}.dn", h, 1.0, 0, 0, True, memory_gb=g.vm.memory_gb)
+        h.vms.append(dn)
+        vms.append(dn)
+    if g.interactive is not None and not g.native:
+        for _ in range(g.interactive.vms_per_host):
+            iv = VM(
+                len(vms),
+                f"{name}.web{len(h.vms)}",
+                h,
+                g.interactive.vcpus,
+                0,
+                0,
+                False,
+                memory_gb=0.0,  # not a Hadoop VM: its cache takes no Hadoop writes
             )
-            h.disk = Link(
-                f"{name}.disk",
-                t.disk_mbps,
-                thrash=params.disk_thrash,
-                host=h,
-                floor=params.disk_thrash_floor,
-            )
-            h.nic_up.attach(h)
-            h.nic_down.attach(h)
-            rack.hosts.append(h)
-            hosts.append(h)
-            n_workers = 1 if g.native else g.vms_per_host
-            data_on_workers = g.datanode and not hdfs.split_architecture
-            for _ in range(n_workers):
-                vcpus = t.cores if g.native else g.vm.vcpus
-                vm = VM(
-                    len(vms),
-                    f"{name}.vm{len(h.vms)}",
-                    h,
-                    vcpus,
-                    g.vm.map_slots,
-                    g.vm.reduce_slots,
-                    data_on_workers,
-                    memory_gb=g.vm.memory_gb,
-                )
-                h.vms.append(vm)
-                vms.append(vm)
-            if g.datanode and hdfs.split_architecture and n_workers > 0:
-                dn = VM(len(vms), f"{name}.dn", h, 1.0, 0, 0, True, memory_gb=g.vm.memory_gb)
-                h.vms.append(dn)
-                vms.append(dn)
-            if g.interactive is not None and not g.native:
-                for _ in range(g.interactive.vms_per_host):
-                    iv = VM(
-                        len(vms),
-                        f"{name}.web{len(h.vms)}",
-                        h,
-                        g.interactive.vcpus,
-                        0,
-                        0,
-                        False,
-                        memory_gb=0.0,  # not a Hadoop VM: its cache takes no Hadoop writes
-                    )
-                    h.vms.append(iv)
-                    vms.append(iv)
-                    apps.append((iv, g.interactive))
-            i += 1
+            h.vms.append(iv)
+            vms.append(iv)
+            apps.append((iv, g.interactive))
 
-    if cluster.provision is not None:
-        _provision(cluster.provision, hosts, vms, rng)
 
+def _size_uplinks(cluster: Any, racks: list[Rack]) -> None:
+    """Rack uplinks: explicit Mbit/s (cycled over racks, e.g. TARA's 800..200) or the sum
+    of the rack's host NICs divided by the oversubscription ratio."""
     uplinks = cluster.rack_uplink_mbps
     for r, rack in enumerate(racks):
         if uplinks is not None:
@@ -147,13 +185,6 @@ def build_topology(
             cap = sum(h.nic_up.capacity for h in rack.hosts) / cluster.oversubscription
         rack.uplink_up.capacity = cap
         rack.uplink_down.capacity = cap
-
-    for vm in vms:
-        vm.free_map = vm.map_slots
-        vm.free_reduce = vm.reduce_slots
-    topo = Topology(sites, racks, hosts, vms, cluster.rack_hops)
-    topo.interactive_specs = apps
-    return topo
 
 
 def _provision(prov: Any, hosts: list[Host], vms: list[VM], rng: np.random.Generator) -> None:
