@@ -107,6 +107,7 @@ def test_last_tick_before_is_the_float_sum_simpy_would_reach():
         assert last_tick_before(t, dt, until) == x, (t, dt, until)
     assert last_tick_before(0.0, 1.0, 1e8) == 1e8 - 1
     assert 1.1 + delay_to(1.1, 12_345_678.9) == 12_345_678.9
+    assert delay_to(6.6, 23.100000000000005) is None  # no float lands there: the caller steps back
 
 
 def _run(sc):
@@ -130,6 +131,50 @@ def test_the_idle_sampler_changes_no_result(monkeypatch):
     assert fast.monitor.n_samples == slow.monitor.n_samples  # the same busy ticks
     # the gap's ~680 idle ticks: each one woke the sampler before; now two or so do
     assert slow.monitor.n_idle_ticks > 600 and fast.monitor.n_idle_ticks <= 4
+
+
+@pytest.mark.parametrize(
+    "sample_s,second",
+    [(1.1, 23.25), (3.3, 61.0), (7.7, 530.5), (10.1, 1234.5), (1.1, 4096.3)],
+)
+def test_sleeping_lands_on_the_ticks_where_no_float_delay_reaches_them(
+    monkeypatch, sample_s, second
+):
+    """Periods like 1.1 put some ticks where no ``now + delay`` rounds to them (a higher
+    binade, ties to even): the sampler then sleeps to an earlier tick, and the run still
+    equals ticking through (the first case crashed the run with an AssertionError)."""
+    sc = load_scenario("ila72", jobs_at(0.0, second, **{"execution.sample_s": sample_s}))
+    fast, m_fast = _run(sc)
+    with monkeypatch.context() as mp:
+        mp.setattr(Monitor, "_idle_delay", lambda self, dt: 0.0)
+        slow, m_slow = _run(sc)
+    assert json.dumps(m_fast, default=repr) == json.dumps(m_slow, default=repr)
+    assert fast.monitor.fair_samples == slow.monitor.fair_samples
+
+
+def test_sleeping_keeps_the_order_of_same_time_control_events(monkeypatch):
+    """A scheduler whose control period equals the sampling period acts at the sampler's
+    very instants; the sampler stops before such an event, so their order (and every
+    fairness sample next to a control action) is the tick-through order."""
+    from baselines.lee_cloud import CloudDriver
+
+    jobs = [{"profile": "grep", "maps": 20, "submit_s": t} for t in (0.0, 600.0)]
+    over = {"workload": {"kind": "jobs", "jobs": jobs}, "execution.sample_s": 3}
+    sc = load_scenario("lee-cloud", over)
+
+    def run():
+        sim = build_simulation(sc, CloudDriver(period_s=3), 0)
+        sim.run()
+        return sim, episode_metrics(sim)
+
+    fast, m_fast = run()
+    assert fast.monitor.n_idle_skips == 0  # the driver's events cut every would-be sleep
+    assert fast.monitor.n_idle_ticks > 10  # ... though the gap is idle
+    with monkeypatch.context() as mp:
+        mp.setattr(Monitor, "_idle_delay", lambda self, dt: 0.0)
+        slow, m_slow = run()
+    assert json.dumps(m_fast, default=repr) == json.dumps(m_slow, default=repr)
+    assert fast.monitor.fair_samples == slow.monitor.fair_samples
 
 
 def test_a_job_submitted_at_9e7_s_costs_a_few_sampler_ticks():

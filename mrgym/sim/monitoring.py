@@ -131,15 +131,17 @@ def last_tick_before(t: float, dt: float, until: float) -> float | None:
         x = float(fx + k * d) if k >= 1 else nxt
 
 
-def delay_to(now: float, at: float) -> float:
-    """The ``timeout`` delay that lands exactly on ``at`` (``now + delay`` rounds)."""
+def delay_to(now: float, at: float) -> float | None:
+    """The ``timeout`` delay that lands exactly on ``at`` (``now + delay`` rounds), or None
+    where no float does: when ``at`` lies in a higher binade than ``now``, ``now``'s finer
+    bits can make every sum round past it (ties to even)."""
     delay = at - now
     for _ in range(8):
         landed = now + delay
         if landed == at:
             return delay
         delay = math.nextafter(delay, math.inf if landed < at else -math.inf)
-    raise AssertionError(f"no float delay from {now!r} lands on {at!r}")
+    return None
 
 
 class Monitor(Part):
@@ -164,8 +166,8 @@ class Monitor(Part):
 
         Idle time costs nothing: with no interactive VM, a tick while no job is active
         samples nothing, so the sampler sleeps to the last tick of its grid before the next
-        arrival (:func:`last_tick_before`, the very times its ticks would have had) and
-        resumes ticking from there."""
+        arrival or other event (:func:`last_tick_before`, the very times its ticks would
+        have had) and resumes ticking from there."""
         env = self.env
         dt = self.params.sample_s
         tracker = self.tracker
@@ -190,17 +192,27 @@ class Monitor(Part):
                     app.violation_s += dt
 
     def _idle_delay(self, dt: float) -> float | None:
-        """The wait from now to the sampler's last grid tick before the next job arrives
-        (0: none before it; None: no job arrives any more), exact to the bit."""
+        """The wait from now to the sampler's last grid tick before anything else happens
+        (0: none before it; None: no job arrives any more), exact to the bit.
+
+        "Anything else" is the next job arrival and the next event already in SimPy's queue
+        (a control period, a failure, a parked process): stopping before it keeps every
+        same-time event in the order the tick-by-tick sampler gave them, since nothing runs
+        during the wait.  A tick that no float delay reaches exactly (:func:`delay_to`) is
+        replaced by the one before it."""
         tracker = self.tracker
         if tracker.n_arrived >= len(tracker.jobs):
             return None
-        now = self.env.now
+        env = self.env
+        now = env.now
         arrival = max(tracker.jobs[tracker.n_arrived].spec.submit_s, now)  # arrivals in order
-        last = last_tick_before(now, dt, arrival)
-        if last is None or last <= now:
-            return 0.0
-        return delay_to(now, last)
+        target = last_tick_before(now, dt, min(arrival, env.peek()))
+        while target is not None and target > now:
+            delay = delay_to(now, target)
+            if delay is not None:
+                return delay
+            target = last_tick_before(now, dt, target)  # the tick before it
+        return 0.0
 
     def vm_metrics(self, vm: VM) -> VmMetrics:
         cpu = rd = wr = 0.0
