@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -291,9 +292,38 @@ def test_update_writes_the_checkouts_docs_reproduction(stubs, tmp_path, monkeypa
     (d / "notes.txt").write_text("mine")
     (d / "stub-gone.png").write_text("an old figure of no claim")
     rc, _, err = _cli("reproduce", "--update", "--workers", "1", "--seeds", "1")
-    assert rc == 0 and "replacing its report.md" in err
+    assert rc == 0 and "its report.md, results.json and figures will be replaced" in err
     left = sorted(p.name for p in d.iterdir())
     assert left == sorted([REPORT, RESULTS, "stub-drawn.png", "notes.txt", "stub-gone.png"])
+
+
+def test_out_never_replaces_a_report_it_did_not_write(stubs, tmp_path):
+    """A user's own report.md or results.json in --out is refused before any run."""
+    for name, text in ((REPORT, "# my notes\n"), (RESULTS, '{"mine": 1}')):
+        d = tmp_path / name.split(".")[0]
+        d.mkdir()
+        (d / name).write_text(text)
+        rc, _, err = _cli("reproduce", "--workers", "1", "--out", str(d))
+        assert rc == 2 and f"holds a {name} that mrgym reproduce did not write" in err
+        assert (d / name).read_text() == text and sorted(os.listdir(d)) == [name]
+
+
+def _interrupted(seeds: list[int], out: Path) -> Result:
+    raise KeyboardInterrupt
+
+
+def test_an_interrupted_run_leaves_the_earlier_report_whole(stubs, tmp_path, monkeypatch):
+    """Figures are staged until every claim has run: Ctrl-C midway keeps the old report,
+    its figures and results.json, and leaves no staging folder behind."""
+    out = tmp_path / "rep"
+    assert _cli("reproduce", "--workers", "1", "--out", str(out))[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(before) == [REPORT, RESULTS, "stub-drawn.png"]
+    stop = Claim("lee", "stub-stop", "§0", "stops", "1x", _interrupted)
+    monkeypatch.setattr(rep, "load_claims", lambda: [*STUBS, stop])
+    with pytest.raises(KeyboardInterrupt):
+        rep.reproduce("all", 1, out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 @pytest.mark.parametrize(

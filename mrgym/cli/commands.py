@@ -257,7 +257,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     # errors before the runs
     out = check_target(args.out, args.update, args.quick, args.paper, keys)
     if out is not None and (out / REPORT).exists():  # said now, so there is time to Ctrl-C
-        print(f"mrgym: {out}: replacing its {REPORT}, {RESULTS} and figures", file=sys.stderr)
+        print(
+            f"mrgym: {out}: its {REPORT}, {RESULTS} and figures will be replaced once every "
+            "claim has run",
+            file=sys.stderr,
+        )
     workers, backend, address = sweep_options(args)
     path, outcomes = reproduce(
         args.paper,

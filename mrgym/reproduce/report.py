@@ -23,9 +23,12 @@ import datetime as _dt
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,7 @@ PAPER_NAMES = {
     "lee": "Lee (thesis)",
 }
 REPORT = "report.md"
+HEADER = "# Reproduction of the papers' claims"  # the first line of every report.md
 RESULTS = "results.json"  # beside the report, as are the figures (``<key>.png``)
 # the committed report's folder, relative to the source checkout (``--update``); the
 # checkout is the one this package was imported from (:func:`committed_dir`)
@@ -189,7 +193,7 @@ def _header(outcomes: Sequence[Outcome], command: str, date: str, quick: bool) -
         else []
     )
     return [
-        "# Reproduction of the papers' claims",
+        HEADER,
         "",
         "Each row is one number a paper reports (ILA, PNA, lsap, HybridMR, Lee's thesis), "
         "the experiment that measures it on mrgym's simulator, and a verdict. Generated — "
@@ -280,19 +284,53 @@ def write_report(
     return path
 
 
+def is_ours(path: Path) -> bool:
+    """Whether ``path`` (a ``report.md`` or ``results.json``) was written by this command:
+    only such files are ever replaced."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.name == REPORT:
+        return text.startswith(HEADER)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and {"command", "claims"} <= data.keys()
+
+
 def clear_old(out: Path) -> list[str]:
     """Remove what an earlier report left in ``out``: its ``report.md``, ``results.json``
-    and the figures named after a claim (a run of one paper must not sit beside another
-    run's figures); other files stay.  Returns what went."""
+    (when :func:`is_ours`) and the figures named after a claim (a run of one paper must not
+    sit beside another run's figures); other files stay.  Returns what went."""
     if not out.is_dir():
         return []
-    ours = {REPORT, RESULTS} | {f"{c.key}.png" for c in load_claims()}
+    figures = {f"{c.key}.png" for c in load_claims()}
     gone = []
     for p in sorted(out.iterdir()):
-        if p.is_file() and p.name in ours:
+        if p.is_file() and (p.name in figures or p.name in (REPORT, RESULTS) and is_ours(p)):
             p.unlink()
             gone.append(p.name)
     return gone
+
+
+def _publish(outcomes: list[Outcome], staging: Path, target: Path) -> list[Outcome]:
+    """Move a finished run's figures from ``staging`` into ``target`` (after clearing the
+    earlier report there), and point the outcomes at their new place."""
+    clear_old(target)
+    for p in sorted(staging.iterdir()):
+        dest = target / p.name
+        if dest.is_dir():
+            shutil.rmtree(dest)
+        shutil.move(str(p), str(dest))
+    moved = []
+    for o in outcomes:
+        plot = o.result.plot
+        if plot is not None and Path(plot).parent.resolve() == staging.resolve():
+            o = replace(o, result=replace(o.result, plot=target / Path(plot).name))
+        moved.append(o)
+    return moved
 
 
 def committed_dir() -> Path:
@@ -346,6 +384,12 @@ def check_target(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {str(out)!r}: is a file, expected a folder")
+    for name in (REPORT, RESULTS):
+        if (out / name).is_file() and not is_ours(out / name):
+            raise ValueError(
+                f"--out {str(out)!r}: holds a {name} that mrgym reproduce did not write; "
+                "choose another folder"
+            )
     return out
 
 
@@ -390,7 +434,14 @@ def reproduce(
     if not claims:
         raise ValueError(f"--paper {paper} --claims {','.join(keys or [])}: no claim selected")
     target = target if target is not None else fresh_dir()
-    clear_old(target)
-    outcomes = run_claims(claims, n_seeds, target, progress, workers, backend, address, quick)
+    target.mkdir(parents=True, exist_ok=True)
+    # the figures go to a staging folder first: the earlier report in ``target`` stays
+    # whole until every claim has run (a failed or interrupted run leaves it as it was)
+    staging = Path(tempfile.mkdtemp(prefix=".reproduce-", dir=target))
+    try:
+        outcomes = run_claims(claims, n_seeds, staging, progress, workers, backend, address, quick)
+        outcomes = _publish(outcomes, staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     cmd = command or command_line(paper, n_seeds, out, update, keys, quick)
     return write_report(outcomes, target, cmd, quick=quick), outcomes
