@@ -144,7 +144,13 @@ class ModelPolicy:
         import gymnasium as gym
 
         kw = {**self.env_kwargs, **kwargs}
-        return gym.make("MRCluster-v0", config=config or self.scenario or "ila72", **kw)
+        config = config or self.scenario
+        if config is None:  # a bare SB3 zip: its spaces fit many scenarios, none is implied
+            raise ValueError(
+                f"{self.name}: saved without a training config.yaml, so it names no "
+                "scenario; pass config=SCENARIO"
+            )
+        return gym.make("MRCluster-v0", config=config, **kw)
 
     def bind(self, env) -> None:
         """Refuse an env whose spaces or binding settings differ from the model's; install

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
+from pydantic import ValidationError
 
 from agents.callbacks import (
     HeldOutEvalCallback,
@@ -503,10 +504,25 @@ def find_config(model_path: str | Path) -> Path:
     raise FileNotFoundError(f"no config.yaml beside {model_path} (or one folder up)")
 
 
+def read_saved_config(path: Path) -> TrainConfig:
+    """The training config ``mrgym train`` saved at ``path``; a ``config.yaml`` that is not
+    one (a user's own file beside a bare model) is a one-line error naming its path."""
+    try:
+        return TrainConfig.model_validate(yaml.safe_load(path.read_text()))
+    except (ValidationError, yaml.YAMLError, AttributeError) as e:
+        first = e.errors()[0] if isinstance(e, ValidationError) else {}
+        key = ".".join(str(x) for x in first.get("loc", ()))
+        raise ValueError(
+            f"{path}: not a training config saved by mrgym train"
+            f"{f' ({key}: ' + first['msg'] + ')' if key else ''}; move it away to load the "
+            "model beside it as a bare SB3 zip"
+        ) from None
+
+
 def load_model(model_path: str | Path):
     """A saved model and the training config stored beside it."""
     zip_path = resolve_model_path(model_path)
-    cfg = TrainConfig.model_validate(yaml.safe_load(find_config(zip_path).read_text()))
+    cfg = read_saved_config(find_config(zip_path))
     model = algorithm_class(cfg.algorithm).load(str(zip_path), device="cpu")
     return model, cfg
 

@@ -146,3 +146,27 @@ def test_compare_takes_a_bare_zip(bare_ppo, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| ppo:my_ppo † |" in text and "| fifo |" in text
     assert (out / "results.csv").read_text().count("ppo:my_ppo") == 1
+
+
+def test_evaluate_names_config_for_a_bare_zip(bare_ppo, capsys):
+    """A bare .zip names no scenario: evaluate asks for --config instead of guessing one."""
+    from mrgym.cli import main
+
+    assert main(["evaluate", "--model", str(bare_ppo), "--seeds", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "saved without a training config.yaml, so it names no scenario; pass --config" in err
+    with pytest.raises(ValueError, match="names no scenario; pass config=SCENARIO"):
+        ModelPolicy.load(bare_ppo).make_env()
+
+
+def test_a_foreign_config_yaml_beside_a_bare_zip_is_one_line(bare_ppo, tmp_path):
+    """Only a config that mrgym train saved is read as one; another config.yaml in the
+    model's folder (or one up) is named, not reported as a pydantic dump."""
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"lr": 3, "batch": 64}))
+    sub = tmp_path / "models"
+    sub.mkdir()
+    (sub / "mine.zip").write_bytes(bare_ppo.read_bytes())
+    with pytest.raises(ValueError) as e:
+        ModelPolicy.load(sub / "mine.zip")
+    text = str(e.value)
+    assert "\n" not in text and "config.yaml: not a training config saved by mrgym train" in text

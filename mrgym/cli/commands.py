@@ -201,6 +201,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     _cap_model(factory, _max_decisions(args))
     # the scenario defaults to the model's training scenario; the env settings always come
     # from the model (mrgym.evaluate builds the env from them)
+    if not (args.config or factory.scenario):
+        raise ValueError(
+            f"--model {args.model}: saved without a training config.yaml, so it names no "
+            "scenario; pass --config SCENARIO"
+        )
     sc = load_scenario(args.config or factory.scenario)
     rows = evaluate([factory], [sc], parse_seeds(args.seeds), progress=True)
     print(markdown_table(summarize(rows)))

@@ -171,10 +171,8 @@ def _report_compare(args, policies: list, sc, seeds: list[int], rows: list, out:
 def _print_training_seed_table(policies: list, summary: list, columns: list) -> None:
     """Models trained alike from several seeds also get one row per group, with the spread
     across training seeds (the Learning issue's "mean ± std across seeds")."""
-    import yaml
-
-    from agents.config import TrainConfig, seed_groups
-    from agents.train import find_config, resolve_model_path
+    from agents.config import seed_groups
+    from agents.train import find_config, read_saved_config, resolve_model_path
     from mrgym.summary import across_training_seeds, markdown_table
 
     configs = {}
@@ -186,7 +184,7 @@ def _print_training_seed_table(policies: list, summary: list, columns: list) -> 
             cfg_file = find_config(resolve_model_path(path))
         except FileNotFoundError:  # a model saved by one's own script: no training config
             continue
-        configs[p.name] = TrainConfig.model_validate(yaml.safe_load(cfg_file.read_text()))
+        configs[p.name] = read_saved_config(cfg_file)
     grouped = across_training_seeds(summary, seed_groups(configs))
     if grouped:
         print("\nAcross training seeds:\n")
