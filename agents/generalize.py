@@ -72,7 +72,8 @@ def swim_trace(trace_dir: str | Path | None) -> Path:
     p = Path(trace_dir or ".") / SWIM_FILE
     if trace_dir is None or not p.is_file():
         raise FileNotFoundError(
-            f"SWIM trace {SWIM_FILE} not found in {trace_dir} (pass --trace-dir, or set "
+            f"SWIM trace {SWIM_FILE} not found"
+            f"{f' in {trace_dir}' if trace_dir is not None else ''} (pass --trace-dir, or set "
             "MRGYM_TRACES to the folder that holds swim_fb/; docs/traces.md says where to get it)"
         )
     return p.resolve()

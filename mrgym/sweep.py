@@ -301,3 +301,13 @@ def _refresh_ray_config() -> None:
     except ImportError:  # another Ray version: the variable is read at connect time
         return
     Config.initialize("")
+
+
+def __getattr__(name: str) -> Any:
+    # ``ModelSpec`` moved to :mod:`agents.model_policy` (the library imports no agents code
+    # at import time); ``from mrgym.sweep import ModelSpec`` still works, loading it then
+    if name == "ModelSpec":
+        from agents.model_policy import ModelSpec
+
+        return ModelSpec
+    raise AttributeError(f"module 'mrgym.sweep' has no attribute {name!r}")

@@ -375,11 +375,16 @@ def _compile() -> tuple[str, dict]:
     values = {}
     for g in GROUPS:
         indent = "\n" + " " * (12 if g.key == "job" else 8)
+        code = []
         for f in g.features:
+            tree = ast.parse(f.value, mode="eval")
             # one expression, one entry: "a, b" would shift every later feature
-            if isinstance(ast.parse(f.value, mode="eval").body, ast.Tuple):
+            if isinstance(tree.body, ast.Tuple):
                 raise ValueError(f"feature {f.name}: value {f.value!r} is not one expression")
-        values[g.key] = "".join(f"{indent}{f.value},  # {f.name}" for f in g.features)
+            # the parsed form, not the raw text: a "# comment" in a value would swallow the
+            # comma that ends its entry
+            code.append(f"{indent}{ast.unparse(tree)},  # {f.name}")
+        values[g.key] = "".join(code)
     src = _TEMPLATE.format(**values)
     name = "<mrgym.envs.observation: generated from GROUPS>"
     # tracebacks and profilers show the generated lines

@@ -134,8 +134,8 @@ def check_weights(weights: dict[str, float] | None) -> dict[str, float]:
             raise ValueError(
                 f"reward_weights.{k}: unknown term; expected one of {list(TERM_NAMES)}"
             )
-        # a term is at most ~1e3 a step, so weights within 1e6 keep every reward finite
-        # (1e308 x a term overflows to inf)
+        # a term stays far below 1e300 a step (jct: active jobs x seconds / 100, ~1e4 at
+        # most), so weights within 1e6 keep every reward finite; 1e308 x a term is inf
         bad = isinstance(v, bool) or not isinstance(v, numbers.Real)
         if bad or not math.isfinite(v) or abs(v) > MAX_WEIGHT:
             raise ValueError(

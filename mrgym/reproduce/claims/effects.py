@@ -3,7 +3,7 @@ Fig. 3); the platform effects (virtualization, GPU hosts) are in :mod:`platforms
 
 Each experiment is a probe of :mod:`mrgym.reproduce.probes` repeated over the seeds it is
 given; its verdict applies the criterion written in its ``why``.  Paper numbers are quoted
-from the papers' text (``shared/papers/``); where a paper gives only a curve's shape, the
+from the papers' text (their sections are cited in each claim); where a paper gives only a curve's shape, the
 criterion tests the shape.
 """
 
