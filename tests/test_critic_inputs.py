@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch as th
-from test_agents import _cfg
+from helpers import tiny_train_config as _cfg
 
 import mrgym
 from agents.config import TrainConfig, TrainConfigError, load_train_config

@@ -8,7 +8,7 @@ import math
 
 import pytest
 from helpers import run_cli
-from test_agents import _cfg
+from helpers import tiny_train_config as _cfg
 
 from mrgym.summary import markdown_table, summarize
 from mrgym.sweep import ModelSpec

@@ -5,8 +5,8 @@ outputs are lost, a map re-runs or a VM moves (mrgym/sim/shuffle.py)."""
 from __future__ import annotations
 
 import pytest
-from test_faults import _with_dynamics
-from test_migration import Script
+from helpers import Script
+from helpers import with_dynamics as _with_dynamics
 
 import mrgym
 from mrgym.config import load_scenario

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 import simpy
-from test_faults import _with_dynamics
+from helpers import with_dynamics as _with_dynamics
 
 import mrgym
 from mrgym.config import load_scenario
