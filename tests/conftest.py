@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 _PYTEST_DEFAULT_REPORTCHARS = "fE"
@@ -19,3 +22,19 @@ def pytest_configure(config: pytest.Config) -> None:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and "s" not in reporter.reportchars:
         reporter.reportchars += "s"
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local Ray cluster of 2 CPUs for the session (tests/test_sweep.py and
+    tests/test_tune.py share it: a start costs seconds; their xdist_group "ray" keeps them
+    on one worker).  Yields ``(ray, had_file, had_env)``: whether a token file in the home
+    folder and ``RAY_AUTH_TOKEN`` existed before, for the token tests."""
+    pytest.importorskip("ray")
+    from mrgym import sweep
+
+    had_file = (Path.home() / ".ray" / "auth_token").exists()
+    had_env = "RAY_AUTH_TOKEN" in os.environ
+    with sweep.ray_session(num_cpus=2) as ray:
+        yield ray, had_file, had_env
+    assert ("RAY_AUTH_TOKEN" in os.environ) == had_env  # our session token is gone

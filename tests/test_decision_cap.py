@@ -13,6 +13,9 @@ from helpers import tiny_train_config as _cfg
 from mrgym.summary import markdown_table, summarize
 from mrgym.sweep import ModelSpec
 
+# xdist: the tiny trained run built once
+pytestmark = pytest.mark.xdist_group("decision-cap")
+
 
 def _row(policy: str, seed: int, jct: float, truncated) -> dict:
     return {

@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+# xdist: the wheel built once
+pytestmark = pytest.mark.xdist_group("packaging")
+
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ROOTS = ("mrgym", "baselines", "agents")
 # What a build reads; copying only these keeps the checkout clean (a build writes build/ and

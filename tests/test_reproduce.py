@@ -26,6 +26,8 @@ from mrgym.reproduce.report import (
     write_report,
 )
 
+pytestmark = pytest.mark.xdist_group("reproduce")  # xdist: full_run is built once
+
 
 def _table(md: str) -> tuple[list[str], list[list[str]]]:
     """Header cells and row cells of the report's one table."""
