@@ -15,8 +15,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """List skipped tests with their reasons in the short summary, as ``-rs`` would.
 
     pytest's default summary names failures and errors only, so the trace tests that skip
-    without ``../shared/traces`` (see ``tests/helpers.py``) would hide in an "N skipped"
-    count.  An explicit ``-r`` other than the default is left alone."""
+    without the third-party traces (``MRGYM_TRACES``, see ``tests/helpers.py``) would hide
+    in an "N skipped" count.  An explicit ``-r`` other than the default is left alone."""
     if config.option.reportchars != _PYTEST_DEFAULT_REPORTCHARS:
         return
     reporter = config.pluginmanager.get_plugin("terminalreporter")
