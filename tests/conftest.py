@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 _PYTEST_DEFAULT_REPORTCHARS = "fE"
+_RAY_NICENESS = "RAY_worker_niceness"  # Ray's spelling: its config names are lower case
 
 
 @pytest.hookimpl(trylast=True)  # after the terminal plugin has made its reporter
@@ -36,8 +37,12 @@ def ray_cluster():
 
     had_file = (Path.home() / ".ray" / "auth_token").exists()
     had_env = "RAY_AUTH_TOKEN" in os.environ
-    with sweep.ray_session(num_cpus=2) as ray:
-        yield ray, had_file, had_env
+    with pytest.MonkeyPatch.context() as mp:
+        # Ray runs its workers at nice 15: beside the other xdist worker they would get a
+        # few per cent of a core (a 10 s tune took 180 s beside three busy processes)
+        mp.setenv(_RAY_NICENESS, os.environ.get(_RAY_NICENESS, "0"))
+        with sweep.ray_session(num_cpus=2) as ray:
+            yield ray, had_file, had_env
     assert ("RAY_AUTH_TOKEN" in os.environ) == had_env  # our session token is gone
 
 
