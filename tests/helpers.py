@@ -1,20 +1,40 @@
-"""Small scenarios, a pinning scheduler, the CLI runner and the third-party trace paths
-shared by the tests."""
+"""What the tests share: small scenarios, a pinning and a scripting scheduler, tiny training
+configs, the CLI runner and the third-party trace paths.  Test files import from here, never
+from each other."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from mrgym.registry import make
 from mrgym.reproduce.probes import Pinned, cluster
 from mrgym.reproduce.probes import scenario as _probe_scenario
+from mrgym.sim.scheduler import Scheduler
 
-__all__ = ["Pinned", "cluster", "scenario", "run_cli", "StubType", "StubHost", "StubVM"]
+__all__ = [
+    "Pinned",
+    "cluster",
+    "scenario",
+    "run_cli",
+    "run_cli_process",
+    "StubType",
+    "StubHost",
+    "StubVM",
+    "TINY_HP",
+    "tiny_train_config",
+    "MTBF_HOURS",
+    "with_dynamics",
+    "Script",
+]
 
 
 def scenario(cluster_: dict, jobs: list[dict], replication: int = 1, **kw) -> dict:
@@ -24,10 +44,52 @@ def scenario(cluster_: dict, jobs: list[dict], replication: int = 1, **kw) -> di
     return sc
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    """Run ``mrgym ARGS`` in a subprocess, capturing text output."""
+@dataclass
+class CliResult:
+    """What a run of the CLI left: its exit status and its text output."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str) -> CliResult:
+    """Run ``mrgym ARGS`` in this process, capturing text output as a subprocess would.
+
+    In-process because a new interpreter re-imports numpy, torch and SB3 (seconds per
+    call, dozens of calls).  argparse's exits give their status; an exception the CLI
+    lets through becomes status 1 with its traceback on stderr, as in a real process.
+    Off a terminal (StringIO), the CLI logs progress lines as it does into a pipe.
+    ``run_cli_process`` is for the few tests that need a real process."""
+    from mrgym import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = cli.main(list(args))
+        except SystemExit as e:
+            rc = _exit_status(e.code)
+        except Exception:
+            traceback.print_exc()
+            rc = 1
+    return CliResult(rc, out.getvalue(), err.getvalue())
+
+
+def _exit_status(code: object) -> int:
+    """The status ``sys.exit(code)`` gives a process: a message (printed) means 1."""
+    if code is None or isinstance(code, int):
+        return code or 0
+    print(code, file=sys.stderr)
+    return 1
+
+
+def run_cli_process(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``python -m mrgym.cli ARGS`` in a new process, capturing text output."""
     return subprocess.run(
-        [sys.executable, "-m", "mrgym.cli", *args], capture_output=True, text=True
+        [sys.executable, "-m", "mrgym.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -81,3 +143,81 @@ class StubVM:
     host: StubHost
     vcpus: float = 2.0
     cpu_cap: float | None = None
+
+
+# -- tiny SB3 training configs (tests/test_agents.py and the training tests beside it) -----
+TINY_HP = {
+    "maskable_ppo": {"n_steps": 64, "batch_size": 32},
+    "ppo": {"n_steps": 64, "batch_size": 32},
+    "a2c": {"n_steps": 16},
+    "dqn": {"learning_starts": 32, "buffer_size": 1000, "batch_size": 16},
+}
+
+
+def tiny_train_config(algo: str, n_envs: int = 1, steps: int = 256, cap_s: float = 600):
+    """A TrainConfig of ``steps`` on lee-gpu with TINY_HP: seconds, not minutes, to train."""
+    from agents.config import TrainConfig  # the RL side, only for the tests that train
+
+    return TrainConfig.model_validate(
+        {
+            "name": f"tiny-{algo}",
+            "algorithm": algo,
+            "n_envs": n_envs,
+            "seed": 0,
+            "total_steps": steps,
+            # an untrained agent may decline for ever: cap episodes at 10 simulated minutes
+            "env": {"scenario": "lee-gpu", "job_slots": 4, "max_sim_time_s": cap_s},
+            "hyperparameters": TINY_HP[algo],
+            "checkpoint_every_steps": 128,
+            "eval": {"seeds": [7], "every_steps": 10_000},
+        }
+    )
+
+
+# -- a scenario with host failures and spot evictions (fault and shuffle tests) ------------
+# mean time between failures per scenario, so that a run of it sees several failures
+MTBF_HOURS = {"lee-gpu": 0.03, "lsap-snapshot": 0.2, "pna60": 0.2, "hybrid48": 0.2}
+
+
+def with_dynamics(name: str) -> dict:
+    """The scenario with host failures and a quarter of its first host group turned into
+    spot hosts evicted at 2 per hour (30 s notice)."""
+    from mrgym.config import load_scenario
+
+    data = load_scenario(name).model_dump(exclude_none=True)
+    hosts = data["cluster"]["hosts"]
+    g = hosts[0]
+    n_spot = max(1, g["count"] // 4)
+    if g["count"] > n_spot:
+        spot = dict(g, count=n_spot, pool="spot", datanode=False)
+        g["count"] -= n_spot
+        hosts.insert(1, spot)
+    data["dynamics"] = {
+        "failures": {
+            "mtbf_hours": MTBF_HOURS.get(name, 1.0),
+            "repair_s": 120,
+            # half the scenarios replace failed machines (empty disks: blocks get lost)
+            "keeps_disk": name not in ("lee-gpu", "lsap-snapshot", "pna60", "tara80"),
+        },
+        "spot": {"hazard_per_hour": 2.0, "notice_s": 30},
+    }
+    if name == "ila2400":  # the scale test, at a fifth of its jobs and tasks
+        data["workload"].update(n_jobs=20, scale_maps_to=3000, total_reduces=1000)
+    return data
+
+
+# -- a scheduler that scripts control actions (migration and shuffle tests) ----------------
+class Script(Scheduler):
+    """FIFO, plus control actions returned by ``act(view)`` every 5 s."""
+
+    control_period_s = 5.0
+
+    def __init__(self, act):
+        self.inner = make("fifo")
+        self.act = act
+
+    def decide(self, ctx):
+        return self.inner.decide(ctx)
+
+    def control(self, view):
+        return self.act(view)

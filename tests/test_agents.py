@@ -8,33 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import run_cli
+from helpers import tiny_train_config as _cfg
 
-from agents.config import TrainConfig, TrainConfigError, load_train_config
+from agents.config import TrainConfigError, load_train_config
 from agents.train import ModelFactory, load_model, train
-
-TINY_HP = {
-    "maskable_ppo": {"n_steps": 64, "batch_size": 32},
-    "ppo": {"n_steps": 64, "batch_size": 32},
-    "a2c": {"n_steps": 16},
-    "dqn": {"learning_starts": 32, "buffer_size": 1000, "batch_size": 16},
-}
-
-
-def _cfg(algo: str, n_envs: int = 1, steps: int = 256, cap_s: float = 600) -> TrainConfig:
-    return TrainConfig.model_validate(
-        {
-            "name": f"tiny-{algo}",
-            "algorithm": algo,
-            "n_envs": n_envs,
-            "seed": 0,
-            "total_steps": steps,
-            # an untrained agent may decline for ever: cap episodes at 10 simulated minutes
-            "env": {"scenario": "lee-gpu", "job_slots": 4, "max_sim_time_s": cap_s},
-            "hyperparameters": TINY_HP[algo],
-            "checkpoint_every_steps": 128,
-            "eval": {"seeds": [7], "every_steps": 10_000},
-        }
-    )
 
 
 def _tags(run: Path) -> set[str]:

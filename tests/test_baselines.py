@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import gymnasium as gym
@@ -80,17 +81,23 @@ def test_inexact_baselines_are_flagged(name):
     assert r.metrics["jobs_completed"] == r.metrics["jobs_submitted"]
 
 
-def _mean(name, key, seeds=range(3), scenario="ila72", over=None):
-    sc = mrgym.load_scenario(scenario, over)
-    vals = [mrgym.run_sim(sc, name, s).metrics for s in seeds]
-    return float(np.mean([key(m) for m in vals]))
+@functools.cache
+def _ila72_metrics(name: str, seed: int) -> dict:
+    """One ila72 episode's metrics (cached: two tests compare against the same Fair runs)."""
+    return mrgym.run_sim(mrgym.load_scenario("ila72"), name, seed).metrics
 
 
+def _mean(name, key, seeds=range(3)):
+    return float(np.mean([key(_ila72_metrics(name, s)) for s in seeds]))
+
+
+@pytest.mark.xdist_group("baselines-ila72")  # xdist: the Fair runs are shared
 def test_delay_is_more_local_than_fair_on_ila72():
     local = lambda m: m["map_locality"]["node"] + m["map_locality"]["server"]  # noqa: E731
     assert _mean("delay", local) > _mean("fair", local) + 0.03
 
 
+@pytest.mark.xdist_group("baselines-ila72")  # xdist: the Fair runs are shared
 def test_fifo_blocks_small_jobs_behind_large_ones():
     small = lambda m: m["mean_jct_by_class_s"]["small"]  # noqa: E731
     assert _mean("fifo", small) > 2 * _mean("fair", small)

@@ -1,18 +1,22 @@
 """Critic-only inputs: the workload still to arrive, seen by the critic and never by the
-actor (mrgym/envs/observation.py CRITIC_FEATURE_TABLE, agents/critic_inputs.py)."""
+actor (mrgym/envs/observation.py CRITIC_FEATURE_TABLE, agents/critic_inputs.py); the critic's
+work feature counts the work the simulator runs, and a snapshot names the setting it lacks."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch as th
-from test_agents import _cfg
+from helpers import tiny_train_config as _cfg
 
 import mrgym
 from agents.config import TrainConfig, TrainConfigError, load_train_config
 from agents.train import load_model, train
 from mrgym.envs.observation import CRITIC_FEATURES, job_work
+from mrgym.sim.jobs import PROFILES, JobSpec
 
 
 def _env(**kw):
@@ -124,3 +128,27 @@ def test_model_policy_runs_it_and_refuses_an_env_without_the_inputs(tmp_path):
     plain = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4)
     with pytest.raises(ValueError, match="observation space"):
         pol.bind(plain)
+
+
+# -- the work feature and snapshots --------------------------------------------------------
+def test_a_map_only_job_has_no_reduce_work():
+    # attempts.run_map writes a map-only job's output to HDFS and no reduce ever runs:
+    # its CPU work is its maps' only
+    prof = PROFILES["sort"]
+    spec = JobSpec("m", prof, 0.0, 8, 0, 1024.0)
+    assert job_work(spec) == pytest.approx(1024.0 * prof.map_cpu_s_per_mb)
+
+
+def test_restore_names_a_setting_the_snapshot_lacks():
+    env = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4).unwrapped
+    env.reset(seed=1)
+    snap = env.snapshot()
+    env.restore(snap)  # its own snapshot: fine
+    old = dataclasses.replace(
+        snap, settings=tuple(kv for kv in snap.settings if kv[0] != "critic_inputs")
+    )
+    with pytest.raises(ValueError, match="does not record critic_inputs"):
+        env.restore(old)
+    other = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4, critic_inputs=True)
+    with pytest.raises(ValueError, match="critic_inputs=False"):
+        other.unwrapped.restore(snap)

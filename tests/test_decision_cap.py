@@ -8,10 +8,13 @@ import math
 
 import pytest
 from helpers import run_cli
-from test_agents import _cfg
+from helpers import tiny_train_config as _cfg
 
 from agents.model_policy import ModelSpec
 from mrgym.summary import markdown_table, summarize
+
+# xdist: the tiny trained run built once
+pytestmark = pytest.mark.xdist_group("decision-cap")
 
 
 def _row(policy: str, seed: int, jct: float, truncated) -> dict:
@@ -77,3 +80,36 @@ def test_a_model_spec_carries_its_cap_to_the_worker_policy(run_dir):
     policy = spec(None)
     assert policy.max_decisions == 7 and policy.eval_max_steps == 200_000
     assert ModelSpec(str(run_dir / "model.zip"), "m")(None).max_decisions is None
+
+
+def test_a_cap_of_zero_means_no_cap_and_none_means_the_models_eval_cap():
+    from mrgym.cli.commands import _cap_model
+
+    class Policy:
+        eval_max_steps = 200
+        max_decisions = None
+
+    class Factory:
+        policy = Policy()
+
+    f = Factory()
+    assert _cap_model(f, 0) is None and f.policy.max_decisions is None
+    assert _cap_model(f, None) == 200 and f.policy.max_decisions == 200
+    assert _cap_model(f, 7) == 7 and f.policy.max_decisions == 7
+
+
+def test_the_training_seed_table_counts_every_model_run_in_its_footnote():
+    from mrgym.summary import across_training_seeds, markdown_table, summarize
+
+    rows = []
+    for pol, cut in (("m-s1", (True, False)), ("m-s2", (False, "True"))):
+        for seed, t in enumerate(cut):
+            rows.append(
+                {"policy": pol, "scenario": "s", "seed": seed, "mean_jct_s": 10.0 + seed}
+                | {"truncated": t}
+            )
+    grouped = across_training_seeds(summarize(rows), {"m-s1": "m", "m-s2": "m"})
+    assert [g["truncated"] for g in grouped] == [2]
+    table = markdown_table(grouped)
+    assert "| m (2 training seeds) † |" in table
+    assert "† m (2 training seeds): 2 of 4 runs cut" in table

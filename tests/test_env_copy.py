@@ -291,7 +291,18 @@ def test_restore_into_a_fresh_env_loads_the_bound_policys_state():
             break
 
 
-@pytest.mark.parametrize("sched", mrgym.registry.available())
+# xdist: ILA's training set and fitted model are cached per process; tests/test_ila.py builds
+# the same ones
+_ILA_GROUP = pytest.mark.xdist_group("ila")
+
+
+@pytest.mark.parametrize(
+    "sched",
+    [
+        pytest.param(s, marks=_ILA_GROUP) if s in ("ila", "iao", "lao") else s
+        for s in mrgym.registry.available()
+    ],
+)
 def test_every_baseline_can_be_snapshotted_and_copied_mid_episode(sched):
     """Snapshots deep-copy the bound baseline's state: it must hold no simulator objects
     (SimPy processes are generators, which cannot be copied). ILA and PNA once did."""

@@ -20,6 +20,10 @@ from agents.randomize import (
 )
 from mrgym.envs.mr_cluster import MRClusterEnv
 
+# xdist: the tiny trained model built once
+pytestmark = pytest.mark.xdist_group("generalize")
+
+
 TRACE_DIR = SWIM.parent
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from test_faults import _with_dynamics
+from helpers import with_dynamics as _with_dynamics
 
 from baselines.hybridmr_phase2 import IoModel
 from mrgym.config import load_scenario

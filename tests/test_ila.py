@@ -35,6 +35,10 @@ from mrgym.sim.simulation import Simulation
 
 # ila72's 25-job Table 4 mix shrunk to 300 maps (74 of them read an HDFS block): a whole
 # episode takes ~0.1 s under every scheduler here, and ILA still refits its model
+# xdist: ILA's training set and runs (module fixtures) built once
+pytestmark = pytest.mark.xdist_group("ila")
+
+
 SMALL = {"workload.scale_maps_to": 300}
 
 

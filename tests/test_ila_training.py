@@ -10,6 +10,10 @@ from baselines.ila_profile import FEATURES
 from mrgym.config import load_scenario
 from mrgym.sim.jobs import PROFILES
 
+# xdist: the probe server and the small training set built once
+pytestmark = pytest.mark.xdist_group("ila-training")
+
+
 IO = [n for n in T.TABLE3 if PROFILES[n].io_bound]
 CPU = [n for n in T.TABLE3 if not PROFILES[n].io_bound]
 

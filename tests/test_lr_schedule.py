@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_agents import _cfg
+from helpers import tiny_train_config as _cfg
 
 from agents.config import TrainConfig, TrainConfigError, load_train_config
 from agents.train import load_model, train

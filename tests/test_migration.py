@@ -4,28 +4,11 @@ that calls off a drain, and bad host indices (mrgym/sim/migration.py, dynamics.p
 from __future__ import annotations
 
 import pytest
-from helpers import cluster, scenario
+from helpers import Script, cluster, scenario
 
-from mrgym.registry import make
 from mrgym.runner import build_simulation
-from mrgym.sim.scheduler import Commission, Decommission, Migrate, Scheduler
+from mrgym.sim.scheduler import Commission, Decommission, Migrate
 from mrgym.sim.tracker import InvalidDecision
-
-
-class Script(Scheduler):
-    """FIFO, plus control actions returned by ``act(view)`` every 5 s."""
-
-    control_period_s = 5.0
-
-    def __init__(self, act):
-        self.inner = make("fifo")
-        self.act = act
-
-    def decide(self, ctx):
-        return self.inner.decide(ctx)
-
-    def control(self, view):
-        return self.act(view)
 
 
 def _two_hosts(maps: int = 2, **host) -> dict:

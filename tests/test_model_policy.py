@@ -19,6 +19,10 @@ from mrgym.envs import MRClusterEnv
 
 pytest.importorskip("sb3_contrib")
 
+# xdist: the saved run built once
+pytestmark = pytest.mark.xdist_group("model-policy")
+
+
 ENV = {"scenario": "lee-gpu", "job_slots": 4, "max_sim_time_s": 600}
 
 

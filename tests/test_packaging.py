@@ -6,12 +6,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+# xdist: the wheel built once
+pytestmark = pytest.mark.xdist_group("packaging")
+
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ROOTS = ("mrgym", "baselines", "agents")
@@ -91,6 +96,22 @@ def run(cmd: list[str], cwd: Path) -> str:
     return r.stdout
 
 
+def inner_venv(env_dir: Path) -> Path:
+    """A venv that sees the running interpreter's packages (numpy, gymnasium, pip...) and
+    returns its python.  ``system_site_packages=True`` would not do: inside a venv it means
+    the *base* interpreter's packages, which lack the outer venv's.  A ``.pth`` file naming
+    the outer site-packages works inside and outside a venv; ``.pth`` entries go after the
+    venv's own site-packages, so the wheel's mrgym shadows an editable one (checked by the
+    test, not assumed)."""
+    venv.create(env_dir, system_site_packages=False, with_pip=False, symlinks=os.name != "nt")
+    py = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    code = "import site, sysconfig; print(sysconfig.get_paths()['purelib'])"
+    inner_site = Path(run([str(py), "-c", code], env_dir).strip())
+    outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    (inner_site / "_outer_site.pth").write_text("".join(f"{p}\n" for p in outer))
+    return py
+
+
 def test_wheel_contains_scenarios_and_every_package(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     configs = {
@@ -103,10 +124,7 @@ def test_wheel_contains_scenarios_and_every_package(wheel):
 
 def test_installed_wheel_loads_every_bundled_scenario(wheel, tmp_path):
     env_dir = tmp_path / "venv"
-    # system site-packages supply numpy, gymnasium, pip...; the editable mrgym installed
-    # there must be shadowed by the venv's own copy (checked below, not assumed)
-    venv.create(env_dir, system_site_packages=True, with_pip=False, symlinks=os.name != "nt")
-    py = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    py = inner_venv(env_dir)
     run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], tmp_path)
     work = tmp_path / "elsewhere"  # not the checkout: '' on sys.path must not find it
     work.mkdir()

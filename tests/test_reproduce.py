@@ -40,6 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "reproduction"
 QUICK = {"ila-scalability", "ila-fig12", "pna-jct", "pna-table3", "pna-shuffle-xrack"}
 
+pytestmark = pytest.mark.xdist_group("reproduce")  # xdist: full_run is built once
+
 
 def _table(md: str) -> tuple[list[str], list[list[str]]]:
     """Header cells and row cells of the report's one table."""

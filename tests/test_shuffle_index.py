@@ -5,8 +5,9 @@ outputs are lost, a map re-runs or a VM moves (mrgym/sim/shuffle.py)."""
 from __future__ import annotations
 
 import pytest
-from test_faults import _with_dynamics
-from test_migration import Script
+import simpy
+from helpers import Script
+from helpers import with_dynamics as _with_dynamics
 
 import mrgym
 from mrgym.config import load_scenario
@@ -142,3 +143,74 @@ def test_a_lost_output_or_a_repeated_map_retires_the_index():
     shuffle.record_output(job3, MapOutput(0, VM(), 5.0), generation=0)
     shuffle.output_lost(job3)
     assert not job3.out_index.ok
+
+
+# -- a handover at a round's start -----------------------------------------------------------
+# The indexed path waits out a round's heartbeat, then finds that the index no longer holds
+# (an output was lost, or a VM moved, during that wait) and hands over to the general path,
+# which computed the same wait again: ``last_round + hb - now`` after ``now += wait`` is not
+# always exactly 0 in floating point, so the general path could wait a second time (one ulp)
+# and start its copies later than the old reduce loop did.
+def _run_repr(sc, scheduler: str, seed: int) -> tuple[list, str]:
+    """The attempts' log and the episode metrics' repr (in which NaN equals NaN)."""
+    sim = build_simulation(sc, scheduler, seed)
+    sim.run()
+    log = [
+        (a.task.job.id, a.task.index, a.task.kind, a.number, a.vm.id, a.start_s, a.end_s)
+        for a in sim.attempts
+    ]
+    return log, repr(mrgym.metrics.episode_metrics(sim))
+
+
+def _failing_lee_gpu(heartbeat_s: float) -> dict:
+    data = _with_dynamics("lee-gpu")
+    data["dynamics"]["failures"]["mtbf_hours"] = 0.02
+    data["cluster"]["heartbeat_s"] = heartbeat_s
+    return data
+
+
+@pytest.mark.parametrize("seed", [137, 176])
+def test_a_handover_at_round_start_does_not_wait_the_heartbeat_again(seed, monkeypatch):
+    # a long heartbeat keeps the rounds early (last_round < heartbeat), where
+    # now0 + (last_round + hb - now0) can fall one ulp short of last_round + hb
+    sc = load_scenario(_failing_lee_gpu(80.0))
+    indexed = _run_repr(sc, "fair", seed)
+    _general_only(monkeypatch)
+    general = _run_repr(sc, "fair", seed)
+    assert indexed[0] == general[0]
+    assert indexed[1] == general[1]
+
+
+def test_a_handover_at_round_start_resumes_the_round_at_once(monkeypatch):
+    """The mechanism, seen directly (even where the outcome would not change): when the
+    indexed path hands over at a round's start it has waited that round's heartbeat, so
+    the general path must not start with another (one-ulp) timeout."""
+    second_waits: list[float] = []
+    general = shuffle._general
+
+    def watching(runner, att, st):
+        gen = general(runner, att, st)
+        if st.epoch is None:  # no indexed round ran: nothing was waited
+            return (yield from gen)
+        try:
+            ev = next(gen)
+        except StopIteration as stop:
+            return stop.value
+        if isinstance(ev, simpy.events.Timeout) and ev._delay < 1e-6:
+            second_waits.append(ev._delay)
+        while True:
+            try:
+                got = yield ev
+            except BaseException as e:  # pragma: no cover - not raised by the simulator
+                ev = gen.throw(e)
+                continue
+            try:
+                ev = gen.send(got)
+            except StopIteration as stop:
+                return stop.value
+
+    monkeypatch.setattr(shuffle, "_general", watching)
+    sc = load_scenario(_failing_lee_gpu(80.0))
+    for seed in (137, 176):
+        build_simulation(sc, "fair", seed).run()
+    assert second_waits == []

@@ -18,6 +18,10 @@ from mrgym.cli.commands import CsvStream, sweep_options
 from mrgym.reproduce import report
 from mrgym.reproduce.parallel import claim_groups
 
+# xdist: one Ray cluster at a time (with tests/test_tune.py); serial_csv built once
+pytestmark = pytest.mark.xdist_group("ray")
+
+
 GRID = ["compare", "--config", "lsap-snapshot", "--schedulers", "fifo,lsap-sched", "--seeds"]
 
 
@@ -148,17 +152,7 @@ def test_claims_sharing_a_cache_run_in_one_group():
     assert sorted(keys) == sorted(c.key for c in report.load_claims())
 
 
-# -- Ray: one local cluster (2 CPUs) for the module ---------------------------------------
-@pytest.fixture(scope="module")
-def ray_cluster():
-    pytest.importorskip("ray")
-    had_file = (Path.home() / ".ray" / "auth_token").exists()
-    had_env = "RAY_AUTH_TOKEN" in os.environ
-    with sweep.ray_session(num_cpus=2) as ray:
-        yield ray, had_file, had_env
-    assert ("RAY_AUTH_TOKEN" in os.environ) == had_env  # our session token is gone
-
-
+# -- Ray: one local cluster (2 CPUs) for the session, ray_cluster in tests/conftest.py --
 def test_ray_compare_csv_is_the_serial_csv(ray_cluster, serial_csv, tmp_path):
     par = _compare(tmp_path, "r", "--backend", "ray", "--workers", "2")
     assert _without_wall(par) == _without_wall(serial_csv)

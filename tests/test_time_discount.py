@@ -3,6 +3,8 @@ gamma ** dt, the environment's sojourn times, the config check and a short train
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -130,3 +132,82 @@ def test_the_callback_fills_the_buffer_with_the_steps_durations():
     model.learn(64, callback=Spy())
     np.testing.assert_array_equal(model.rollout_buffer.dts[:, 0], np.float32(seen))
     assert (model.rollout_buffer.dts == 0.0).any()  # slots of one heartbeat
+
+
+# -- sojourn times in SB3's rollouts ----------------------------------------------------
+class _TinyEnv(gym.Env):
+    """Three decisions per episode, each covering ``dt`` simulated seconds; the third is
+    truncated (a time cap), so SB3 bootstraps it with the terminal observation's value."""
+
+    observation_space = spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, dt: float = 4.0):
+        self.dt = dt
+        self.k = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.k = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.k += 1
+        obs = np.full(1, self.k / 3.0, np.float32)
+        return obs, 0.0, False, self.k == 3, {"dt": self.dt}
+
+    def action_masks(self):
+        return np.ones(2, bool)
+
+
+def _collect(dts, gamma=0.5):
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from agents.time_discount import SojournCallback, TimeDiscountBuffer
+
+    venv = DummyVecEnv([lambda dt=dt: _TinyEnv(dt) for dt in dts])
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        n_steps=6,
+        batch_size=6,
+        n_epochs=1,
+        gamma=gamma,
+        seed=0,
+        device="cpu",
+        rollout_buffer_class=TimeDiscountBuffer,
+    )
+    got = {}
+
+    class Grab(BaseCallback):
+        def _on_step(self):
+            return True
+
+        def _on_rollout_end(self):
+            buf = self.model.rollout_buffer
+            got["rewards"] = buf.rewards.copy()
+            got["dts"] = buf.dts.copy()
+            import torch
+
+            with torch.no_grad():
+                obs = torch.ones((1, 1))
+                got["v_end"] = float(self.model.policy.predict_values(obs)[0, 0])
+
+    model.learn(6, callback=[SojournCallback(), Grab()])
+    return got
+
+
+def test_each_env_gets_its_own_sojourn_times():
+    got = _collect([4.0, 0.5])
+    np.testing.assert_array_equal(got["dts"][:, 0], 4.0)
+    np.testing.assert_array_equal(got["dts"][:, 1], 0.5)
+
+
+def test_a_truncated_step_bootstraps_with_gamma_to_its_sojourn_time():
+    gamma, dt = 0.5, 4.0
+    got = _collect([dt], gamma)
+    # steps 2 and 5 end a (truncated) episode: reward 0 + discount x V(terminal obs = 1)
+    for step in (2, 5):
+        assert math.isclose(got["rewards"][step, 0], gamma**dt * got["v_end"], rel_tol=1e-4)

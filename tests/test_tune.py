@@ -14,7 +14,11 @@ pytest.importorskip("sb3_contrib")
 
 from agents.config import TrainConfig, load_train_config  # noqa: E402
 from agents.tune import SPACES, rung_budgets, search_space, trial_config  # noqa: E402
-from mrgym import cli, sweep  # noqa: E402
+from mrgym import cli  # noqa: E402
+
+# xdist: one Ray cluster at a time (with tests/test_sweep.py)
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 TINY = {
     "name": "tiny",
@@ -49,12 +53,6 @@ def test_trial_config_keeps_ppo_batches_within_the_rollout():
     assert t.n_envs == 1 and t.hyperparameters["batch_size"] == 128
     assert t.hyperparameters["learning_rate"] == 1e-4 and t.hyperparameters["n_epochs"] == 1
     assert trial_config(base, {"n_steps": 64}).hyperparameters["batch_size"] == 128  # 64 x 2
-
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    with sweep.ray_session(num_cpus=2) as ray:
-        yield ray
 
 
 def test_tune_two_trials_write_tensorboard_and_the_best_config(ray_cluster, tmp_path, capsys):
