@@ -9,7 +9,7 @@ from collections import defaultdict
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import lee_cloud_small
+from helpers import lee_cloud_small, with_dynamics
 
 import mrgym
 from mrgym.config import available_scenarios, load_scenario
@@ -202,38 +202,9 @@ def test_spot_evictions_under_load_reexecute_work():
         )
 
 
-# mean time between failures per scenario, so that a run of it sees several failures
-MTBF_HOURS = {"lee-gpu": 0.03, "lsap-snapshot": 0.2, "pna60": 0.2, "hybrid48": 0.2}
-
-
-def _with_dynamics(name: str) -> dict:
-    """The scenario with host failures and a quarter of its first host group turned into
-    spot hosts evicted at 2 per hour (30 s notice)."""
-    data = load_scenario(name).model_dump(exclude_none=True)
-    hosts = data["cluster"]["hosts"]
-    g = hosts[0]
-    n_spot = max(1, g["count"] // 4)
-    if g["count"] > n_spot:
-        spot = dict(g, count=n_spot, pool="spot", datanode=False)
-        g["count"] -= n_spot
-        hosts.insert(1, spot)
-    data["dynamics"] = {
-        "failures": {
-            "mtbf_hours": MTBF_HOURS.get(name, 1.0),
-            "repair_s": 120,
-            # half the scenarios replace failed machines (empty disks: blocks get lost)
-            "keeps_disk": name not in ("lee-gpu", "lsap-snapshot", "pna60", "tara80"),
-        },
-        "spot": {"hazard_per_hour": 2.0, "notice_s": 30},
-    }
-    if name == "ila2400":  # the scale test, at a fifth of its jobs and tasks
-        data["workload"].update(n_jobs=20, scale_maps_to=3000, total_reduces=1000)
-    return data
-
-
 @pytest.mark.parametrize("name", available_scenarios())
 def test_invariants_with_failures_and_evictions(name):
-    sc = load_scenario(_with_dynamics(name))
+    sc = load_scenario(with_dynamics(name))
     scheds = ["dl-sched"] if name == "ila2400" else ["dl-sched", "late"]
     for sched in scheds:
         sim = build_simulation(sc, sched, 1)

@@ -31,7 +31,8 @@ def test_hadoop_default_placement_rules():
         assert r[2].host.rack is r[1].host.rack  # third on the second's rack
 
 
-def test_random_placement_is_uniform_and_distinct():
+def test_random_placement_puts_each_blocks_replicas_on_distinct_nodes():
+    # uniformity is a chi-square test in test_hdfs_placement.py
     sim = build_simulation("lsap-snapshot", "fifo", 0)
     blocks = [b for b in sim.hdfs.blocks]
     assert all(len({v.id for v in b.replicas}) == 5 for b in blocks)
