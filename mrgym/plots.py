@@ -16,7 +16,7 @@ import numpy as np
 
 from mrgym import registry
 from mrgym.metrics import METRIC
-from mrgym.summary import format_seeds, summarize
+from mrgym.summary import SMALL_N, format_seeds, summarize
 
 DPI = 160  # print quality; at 9 inches wide a figure is 1 440 pixels
 #: Locality levels, best first, coloured green (local) to red (another rack).
@@ -101,11 +101,13 @@ def _caption(fig, text: str) -> None:
 def _hbars(ax, labels, means, errs, colors, xlabel: str, hi: float = math.inf) -> None:
     """Horizontal bars, one per policy, first policy on top: long names then sit on the
     y axis, where they take width, not the height of every bar.  Error bars are cut at
-    the metric's range [0, ``hi``]: a t-interval over few seeds can reach a negative JCT."""
+    the metric's range [0, ``hi``]: a t-interval over few seeds can reach a negative JCT.
+    ``errs``: one half-width per bar, or two rows (below, above the mean)."""
     y = np.arange(len(labels))
     m = np.asarray(means, dtype=float)
     e = np.nan_to_num(np.asarray(errs, dtype=float))  # one seed: no bar
-    xerr = np.vstack([np.minimum(e, m), np.minimum(e, hi - m)])
+    lo, up = (e, e) if e.ndim == 1 else (e[0], e[1])  # symmetric, or (below, above) the mean
+    xerr = np.vstack([np.minimum(lo, m), np.minimum(up, hi - m)])
     ax.barh(y, m, xerr=xerr, color=colors, height=0.7, capsize=3, error_kw={"lw": 1})
     ax.set_yticks(y, labels, fontsize=8)
     ax.set_ylim(len(labels) - 0.5, -0.5)  # first policy on top
@@ -143,12 +145,13 @@ def plot(
     paths = []
     if job_jcts:
         paths.append(_plot_cdf(job_jcts, style, where, out / "jct_cdf.png"))
+    small = spread == "ci95" and 1 < len(seeds) < SMALL_N
     note = _bars_note(len(seeds), spread)
     for name, title, keys in (
         ("jct.png", "Job completion time", ["mean_jct_s", "p95_jct_s"]),
         ("throughput_fairness.png", "Throughput and fairness", _THROUGHPUT_FAIRNESS),
     ):
-        fig = _bar_panels(summary, labels, colors, [METRIC[k] for k in keys])
+        fig = _bar_panels(summary, labels, colors, [METRIC[k] for k in keys], small)
         fig.suptitle(f"{title}: {where}", fontsize=10)
         _caption(fig, note)
         paths.append(_save(fig, out / name))
@@ -166,6 +169,11 @@ def _height(n_policies: int) -> float:
 def _bars_note(n_seeds: int, spread: str) -> str:
     if n_seeds <= 1:
         return "Bars: one seed, so no error bars."
+    if spread == "ci95" and n_seeds < SMALL_N:  # a t-interval this wide would say nothing
+        return (
+            f"Bars: mean over {n_seeds} seeds. Error bars: the seeds' range (min to max); "
+            f"below {SMALL_N} seeds a 95 % interval is too wide to tell policies apart."
+        )
     what = (
         f"95 % confidence interval of the mean (Student t, {n_seeds - 1} degrees of freedom)"
         if spread == "ci95"
@@ -206,8 +214,9 @@ def _plot_cdf(job_jcts: dict[str, list[float]], style: dict, where: str, path: P
     return _save(fig, path)
 
 
-def _bar_panels(summary: list, labels: list[str], colors: list, panels: list):
-    """One horizontal-bar panel per metric, the policies sharing the y axis."""
+def _bar_panels(summary: list, labels: list[str], colors: list, panels: list, small: bool = False):
+    """One horizontal-bar panel per metric, the policies sharing the y axis (``small``:
+    error bars from the seeds' min to max instead of the spread)."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9, _height(len(summary))), layout="constrained")
@@ -215,6 +224,11 @@ def _bar_panels(summary: list, labels: list[str], colors: list, panels: list):
     for ax, metric in zip(axes, panels):
         means = [r[metric.key][0] for r in summary]
         spreads = [r[metric.key][1] for r in summary]
+        if small:  # the seeds' range, as the tables show it below SMALL_N seeds
+            spreads = [
+                [m - r["ranges"][metric.key][0] for m, r in zip(means, summary)],
+                [r["ranges"][metric.key][1] - m for m, r in zip(means, summary)],
+            ]
         hi = 1.0 if metric.bounded else math.inf
         _hbars(ax, labels, means, spreads, colors, metric.axis_label, hi)
     if [m.key for m in panels] == _THROUGHPUT_FAIRNESS:

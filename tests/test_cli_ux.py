@@ -372,3 +372,26 @@ def test_every_registered_scheduler_has_its_own_colour_in_every_plot():
     rgb = np.array([c[:3] for c, _ in both.values()])
     far = np.abs(rgb[:, None] - rgb[None]).max(axis=2) + np.eye(len(rgb))
     assert far.min() >= 0.07
+
+
+def test_error_bars_below_five_seeds_are_the_seeds_range(tmp_path, monkeypatch):
+    """As the tables do: over 3 seeds the bars run from the smallest to the largest seed's
+    value, not a t-interval (±4.3 standard errors); at 5 seeds the interval comes back."""
+    from mrgym import plots
+
+    drawn = []
+    monkeypatch.setattr(plots, "_hbars", lambda ax, labels, m, errs, *a: drawn.append(errs))
+
+    def rows(n: int) -> list[dict]:
+        return [
+            {"scenario": "s", "policy": "p", "seed": i, "mean_jct_s": 10.0 + 3 * i}
+            for i in range(n)
+        ]
+
+    plots._bar_panels(ev.summarize(rows(3)), ["p"], ["k"], [plots.METRIC["mean_jct_s"]] * 2, True)
+    assert drawn[0] == [[3.0], [3.0]]  # mean 13, seeds 10..16
+    assert "the seeds' range (min to max)" in plots._bars_note(3, "ci95")
+    drawn.clear()
+    plots._bar_panels(ev.summarize(rows(5)), ["p"], ["k"], [plots.METRIC["mean_jct_s"]] * 2)
+    assert drawn[0] == [pytest.approx(3 * 2.776 * 1.5811 / 5**0.5, rel=1e-3)]
+    assert "Student t, 4 degrees of freedom" in plots._bars_note(5, "ci95")
