@@ -440,7 +440,21 @@ def train(
         print(
             no_episode_note(model.num_timesteps - start, cfg, metrics_cb, eval_cb), file=sys.stderr
         )
+    if eval_cb.best_path and eval_cb.history and not (run_dir / "best_model.zip").exists():
+        _say_no_best(eval_cb, run_dir)
     return run_dir
+
+
+def _say_no_best(eval_cb, run_dir: Path) -> None:
+    """No held-out evaluation qualified (each broke eval.p95_no_worse_than): there is no
+    best_model.zip, and a command naming it would fail; say which file to use instead."""
+    limit = f" p95 <= {eval_cb.p95_limit:.1f} s" if eval_cb.p95_limit is not None else ""
+    print(
+        f"train: no held-out evaluation met{limit or ' its constraint'} "
+        f"(eval.p95_no_worse_than), so there is no best_model.zip; "
+        f"use {run_dir / 'model.zip'} or train longer",
+        file=sys.stderr,
+    )
 
 
 def _warm_start(model, cfg: TrainConfig) -> dict:

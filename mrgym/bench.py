@@ -78,7 +78,7 @@ def env_report(env: dict[str, float], config: str) -> str:
         [
             f"MRCluster-v0 on {config}, random legal actions:",
             f"  default settings:       {env['env_steps_per_s']:,.0f} steps/s, "
-            f"ratio {env['ratio']:.3f}  (budget >= 0.15; every step launches a task)",
+            f"ratio {env['ratio']:.3f}  (floor >= 0.04, docs/model.md §8; every step launches a task)",
             f"  every decision a step:  {env['every_decision_steps_per_s']:,.0f} steps/s, "
             f"ratio {env['every_decision_ratio']:.3f}  (arrival order, speculation, "
             "declines legal)",

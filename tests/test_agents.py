@@ -161,9 +161,10 @@ def test_cli_train_evaluate_compare(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert "| fifo |" in r.stdout and "| tiny-maskable_ppo |" in r.stdout
-    # one folder per comparison under the --tensorboard DIR, a run per policy in it
+    # one folder per comparison under the --tensorboard DIR, named as the compare's own
+    # folder, a run per policy in it
     (cmp,) = tb.iterdir()
-    assert re.fullmatch(r"compare-lee-gpu-\d{8}-\d{6}", cmp.name), cmp.name
+    assert cmp.name == "cmp"
     assert sorted(p.name for p in cmp.iterdir()) == ["fifo", "tiny-maskable_ppo"]
     assert f"tensorboard --logdir {tb}" in r.stdout
     # the baseline is a constant line over the agent's steps (0..128), the model a point
@@ -172,6 +173,18 @@ def test_cli_train_evaluate_compare(tmp_path):
     for tag in ("mr/mean_jct", "mr_eval/mean_jct", "mr/locality_node", "mr_eval/jobs_completed"):
         assert [s for s, _ in fifo[tag]] == [0, 128] and fifo[tag][0][1] == fifo[tag][1][1]
         assert [s for s, _ in agent[tag]] == [128]
+
+
+def test_compare_tensorboard_in_runs_joins_the_compare_folder(tmp_path, monkeypatch):
+    """``--tensorboard runs`` with the default ``runs/compare-...`` folder writes the
+    policies' runs into that folder, beside results.csv: one folder per comparison."""
+    monkeypatch.chdir(tmp_path)
+    args = ["compare", "--config", "lee-gpu", "--seeds", "0", "--schedulers", "fifo,fair"]
+    r = run_cli(*args, "--workers", "1", "--tensorboard", "runs")
+    assert r.returncode == 0, r.stderr
+    (cmp,) = (tmp_path / "runs").iterdir()
+    assert re.fullmatch(r"compare-lee-gpu-\d{8}-\d{6}", cmp.name), cmp.name
+    assert {"results.csv", "fair", "fifo"} <= {p.name for p in cmp.iterdir()}
 
 
 def _scalars(run: Path) -> dict[str, list[tuple[int, float]]]:

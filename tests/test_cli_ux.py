@@ -277,7 +277,10 @@ def test_a_missing_rl_extra_is_one_line_naming_the_extra(
     monkeypatch.setitem(sys.modules, gone, None)  # `import gone` now fails, as uninstalled
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert err == f'mrgym: error: {what} needs the RL extras: pip install "mrgym[rl]"\n'
+    assert (
+        err
+        == f'mrgym: error: {what} needs the RL extras: pip install -e ".[rl]" in the mrgym checkout\n'
+    )
     assert not (tmp_path / "runs").exists()  # compare stopped before making a folder
 
 
@@ -297,7 +300,7 @@ def test_an_extra_imported_deep_inside_a_command_is_the_same_one_line(monkeypatc
     monkeypatch.setattr(cli, "cmd_simulate", deep)
     assert cli.main(["simulate"]) == 2
     assert capsys.readouterr().err == (
-        'mrgym: error: mrgym simulate needs the RL extras: pip install "mrgym[rl]"\n'
+        'mrgym: error: mrgym simulate needs the RL extras: pip install -e ".[rl]" in the mrgym checkout\n'
     )
 
     def other(args):  # any other missing module is a bug: its traceback stays

@@ -90,3 +90,16 @@ def test_a_resumed_best_without_a_recorded_p95_does_not_survive_a_new_limit():
     assert not _meets_limit({"best_eval_step": 5}, 500.0)
     assert _meets_limit({"best_eval_p95_jct_s": 480.0}, 500.0)
     assert not _meets_limit({"best_eval_p95_jct_s": 520.0}, 500.0)
+
+
+def test_train_says_when_no_evaluation_qualified(tmp_path, capsys):
+    """Every evaluation above the p95 limit: no best_model.zip, and train says which file
+    to use instead (a command naming best_model.zip would otherwise fail later)."""
+    from agents.train import _say_no_best
+
+    cb = HeldOutEvalCallback(_make, [0], every_steps=1, best_path="x", p95_limit=486.6)
+    cb.history.append((2048, 500.0))
+    _say_no_best(cb, tmp_path)
+    err = capsys.readouterr().err
+    assert "no held-out evaluation met p95 <= 486.6 s" in err
+    assert f"no best_model.zip; use {tmp_path / 'model.zip'}" in err

@@ -14,8 +14,8 @@ mrgym schedulers           # registered scheduler names (mrgym.registry)
 mrgym --version
 
 ``train``, ``evaluate``, ``tune``, ``compare --models`` and ``compare --tensorboard`` need
-the ``rl`` extras (``pip install "mrgym[rl]"``; ``tune`` also Ray Tune and Optuna); without
-them they stop with one line saying so.
+the ``rl`` extras (``pip install -e ".[rl]"`` in the mrgym checkout; ``tune`` also Ray
+Tune and Optuna); without them they stop with one line saying so.
 
 Long commands show progress on stderr: a tqdm bar on a terminal, plain log lines when
 stderr is a file or a pipe (CI logs, ``nohup``).  Ctrl-C stops with one line and exit

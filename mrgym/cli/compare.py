@@ -164,7 +164,7 @@ def _report_compare(args, policies: list, sc, seeds: list[int], rows: list, out:
         _print_training_seed_table(policies, summary, columns)
     print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
     if args.tensorboard:
-        tb = write_tensorboard(rows, args.tensorboard, sc.name)
+        tb = write_tensorboard(rows, args.tensorboard, sc.name, out)
         print(f"wrote TensorBoard runs to {tb}/; see them: tensorboard --logdir {args.tensorboard}")
 
 
@@ -199,17 +199,32 @@ def _clear(out: Path) -> None:
         (out / name).unlink(missing_ok=True)
 
 
-def write_tensorboard(rows, logdir: str | Path, config: str) -> Path:
+def write_tensorboard(rows, logdir: str | Path, config: str, out: Path | None = None) -> Path:
     """Every compared policy's ``mr/`` and ``mr_eval/`` means as TensorBoard runs, one
-    per policy, in a new ``logdir/compare-CONFIG-YYYYmmdd-HHMMSS/`` (so that comparisons
-    do not scatter over ``logdir`` beside the agents' runs): baselines as constant lines
-    over the agents' step range under ``logdir``, so that agent and baselines share one
-    chart per tag.  Returns the new folder."""
+    per policy, in one folder of ``logdir`` (so that comparisons do not scatter over
+    ``logdir`` beside the agents' runs): baselines as constant lines over the agents' step
+    range under ``logdir``, so that agent and baselines share one chart per tag.
+
+    The folder takes the name of the compare's own folder ``out`` (``--tensorboard runs``
+    with the default ``runs/compare-...`` is that very folder, beside results.csv and the
+    plots), else a new ``logdir/compare-CONFIG-YYYYmmdd-HHMMSS/``.  Returns it."""
     from agents.tensorboard import write_tensorboard as write
 
-    folder = fresh_out_dir(config, Path(logdir))
+    folder, made = _tensorboard_folder(Path(logdir), config, out)
     try:
         write(rows, logdir, out=folder)
     finally:
-        _drop_if_empty(folder, True)
+        _drop_if_empty(folder, made)
     return folder
+
+
+def _tensorboard_folder(logdir: Path, config: str, out: Path | None) -> tuple[Path, bool]:
+    """Where :func:`write_tensorboard` writes, and whether it made that folder."""
+    if out is not None:
+        same = logdir / out.name
+        if same.resolve() == out.resolve():
+            return same, False  # the compare's folder itself
+        if not same.exists():
+            same.mkdir(parents=True)
+            return same, True
+    return fresh_out_dir(config, logdir), True

@@ -8,7 +8,9 @@ import importlib.util
 
 #: The ``[rl]`` extras (pyproject.toml): what ``agents`` imports.
 RL_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard")
-RL_HINT = 'the RL extras: pip install "mrgym[rl]"'
+# from a clone, as README installs it (mrgym is not on PyPI: "mrgym[rl]" alone would ask
+# PyPI for a package of that name)
+RL_HINT = 'the RL extras: pip install -e ".[rl]" in the mrgym checkout'
 #: ``mrgym tune``'s search (``[dev]`` installs them beside ``[rl]``).
 TUNE_MODULES = ("ray", "optuna")
 TUNE_HINT = 'Ray Tune and Optuna: pip install "ray[tune]" optuna (or "mrgym[dev]")'
