@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -255,3 +256,19 @@ def job_jcts(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
             if arrived is not None and finish is not None:
                 out.setdefault(r["policy"], []).append(finish - arrived)
     return out
+
+
+def fresh_run_dir(root: Path, prefix: str) -> Path:
+    """A new ``root/PREFIX-YYYYmmdd-HHMMSS`` (``-2``, ``-3`` ... within one second), made
+    here: a run never writes into an earlier run's folder, and the timestamp sorts the runs
+    and says when each was made (``compare`` and ``reproduce`` folders)."""
+    base = root / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}"
+    root.mkdir(parents=True, exist_ok=True)
+    out, k = base, 1
+    while True:
+        try:  # created atomically: two runs started in one second get two folders
+            out.mkdir()
+            return out
+        except FileExistsError:
+            k += 1
+            out = base.with_name(f"{base.name}-{k}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from mrgym.cli.commands import CsvStream, _cap_model, _max_decisions, sweep_options
@@ -14,19 +13,11 @@ from mrgym.seeds import parse_seeds
 
 
 def fresh_out_dir(config: str, root: Path = Path("runs")) -> Path:
-    """``runs/compare-CONFIG-YYYYmmdd-HHMMSS`` (``-2``, ``-3`` ... within one second): a
-    new folder per run, so a second ``compare`` never overwrites the first one's results;
-    the timestamp sorts the runs and says when each was made."""
-    base = root / f"compare-{Path(config).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-    root.mkdir(parents=True, exist_ok=True)
-    out, k = base, 1
-    while True:
-        try:  # created here, atomically: two compares started in one second get two folders
-            out.mkdir()
-            return out
-        except FileExistsError:
-            k += 1
-            out = base.with_name(f"{base.name}-{k}")
+    """``runs/compare-CONFIG-YYYYmmdd-HHMMSS``: a new folder per run, so a second
+    ``compare`` never overwrites the first one's results."""
+    from mrgym.summary import fresh_run_dir
+
+    return fresh_run_dir(root, f"compare-{Path(config).stem}")
 
 
 #: What ``compare`` writes into its folder; the stale ones go when a run replaces them.

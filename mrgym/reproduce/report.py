@@ -26,7 +26,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -45,6 +44,7 @@ from mrgym.reproduce.running import (  # noqa: F401
     run_claim,
     select,
 )
+from mrgym.summary import fresh_run_dir
 
 PAPER_NAMES = {
     "ila": "ILA",
@@ -345,18 +345,9 @@ def committed_dir() -> Path:
 
 
 def fresh_dir(root: Path = RUNS) -> Path:
-    """A new ``root/reproduce-YYYYmmdd-HHMMSS`` (``-2``, ``-3`` ... within one second):
-    a run never writes into an earlier run's folder."""
-    base = root / f"reproduce-{time.strftime('%Y%m%d-%H%M%S')}"
-    root.mkdir(parents=True, exist_ok=True)
-    out, k = base, 1
-    while True:
-        try:  # created here, atomically: two runs started in one second get two folders
-            out.mkdir()
-            return out
-        except FileExistsError:
-            k += 1
-            out = base.with_name(f"{base.name}-{k}")
+    """A new ``root/reproduce-YYYYmmdd-HHMMSS``: a run never writes into an earlier run's
+    folder."""
+    return fresh_run_dir(root, "reproduce")
 
 
 def check_target(
