@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from mrgym.calibration import FILE
 from mrgym.cli import main
-from mrgym.reproduce import VERDICTS, Claim, Result
+from mrgym.reproduce import VERDICTS, Claim, Result, roles
 from mrgym.reproduce import report as rep
 from mrgym.reproduce.claims import finish
 from mrgym.reproduce.report import (
@@ -176,6 +177,8 @@ def test_committed_report_is_what_update_writes():
     assert all(c["plot"] == f"{c['key']}.png" for c in res["claims"])
     # nothing else in the folder: --update replaces exactly these files
     expect = {REPORT, RESULTS, *(f"{k}.png" for k in keys)}
+    # ... and the calibration's record, which `mrgym calibrate --update` writes beside them
+    expect |= {FILE} if (COMMITTED / FILE).is_file() else set()
     assert {p.name for p in COMMITTED.iterdir()} == expect
     assert not (REPO / "REPRODUCTION.md").exists() and not (REPO / "reproduction").exists()
 
@@ -231,10 +234,12 @@ STUBS = [
 @pytest.fixture
 def stubs(monkeypatch):
     monkeypatch.setattr(rep, "load_claims", lambda: list(STUBS))
+    for key in ("stub-drawn", "stub-fine", "stub-broken", "stub-stop"):  # a claim must have a role
+        monkeypatch.setitem(roles.TABLE, key, roles.VALIDATION)
     return STUBS
 
 
-def test_a_failing_experiment_is_a_row_not_a_crash(tmp_path):
+def test_a_failing_experiment_is_a_row_not_a_crash(stubs, tmp_path):
     claims = [
         Claim("ila", "stub-broken", "Fig. 0", "broken", "1x", _broken),
         Claim("lee", "stub-fine", "§0", "fine", "1x", _fine),
