@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mrgym.reproduce.claims import Result
-from mrgym.reproduce.report import load_claims, role_counts
+from mrgym.reproduce.report import counts_text, load_claims, role_counts
 from mrgym.reproduce.roles import (
     CALIBRATION,
     PAPERS_MODEL,
@@ -75,3 +75,8 @@ def test_role_counts_split_validation_from_calibration() -> None:
     assert counts[VALIDATION] == {"reproduced": 1, "same direction": 0, "not reproduced": 1}
     assert counts[CALIBRATION]["reproduced"] == 1 and counts[PAPERS_MODEL]["same direction"] == 1
     assert sum(counts[PROBE].values()) == 0
+    outs = [out("ila-fig8", "reproduced"), out("ila-fig8-purefair", "not reproduced")]
+    assert counts_text(outs).splitlines() == [
+        "verdicts: 1 reproduced, 0 same direction, 1 not reproduced",
+        "validation rows only: 1 reproduced, 0 same direction, 0 not reproduced",
+    ]

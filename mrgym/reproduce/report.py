@@ -96,6 +96,13 @@ def _count_text(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {v}" for v, n in counts.items())
 
 
+def counts_text(outcomes: Sequence[Outcome]) -> str:
+    """Two lines: the verdict counts of every row, and of the validation rows alone."""
+    every = {v: sum(o.result.verdict == v for o in outcomes) for v in VERDICTS}
+    valid = role_counts(outcomes)[VALIDATION]
+    return f"verdicts: {_count_text(every)}\nvalidation rows only: {_count_text(valid)}"
+
+
 def run_claims(
     claims: Sequence[Claim],
     n_seeds: int | None,
