@@ -277,7 +277,9 @@ class Phase2:
         step = self.mem_step_gb
         donor, taker = vms[give], vms[need]
         room = donor.memory_gb * (1.0 - self.mem_floor) - self.balloons.get(give, 0.0)
-        if room < step - 1e-9:
+        # a guest can grow only up to its maxmem (here twice its memory: Dynamics clamps)
+        headroom = taker.memory_gb + self.balloons.get(need, 0.0)
+        if room < step - 1e-9 or headroom < step - 1e-9:
             return []
         acts = []
         for vid, delta in ((give, step), (need, -step)):

@@ -38,7 +38,15 @@ pytestmark = pytest.mark.xdist_group("reproduce")
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "reproduction"
-QUICK = {"ila-scalability", "ila-fig12", "pna-jct", "pna-table3", "pna-shuffle-xrack"}
+QUICK = {
+    "ila-scalability",
+    "ila-fig12",
+    "pna-jct",
+    "pna-table3",
+    "pna-shuffle-xrack",
+    "probe-guest-cache",
+    "probe-compressed",
+}
 
 pytestmark = pytest.mark.xdist_group("reproduce")  # xdist: full_run is built once
 
@@ -86,7 +94,7 @@ def test_every_claim_runs_once_without_error(full_run):
     assert rc == 0 and not failed, failed
     keys = [c.key for c in select(load_claims())]
     assert [c["key"] for c in res["claims"]] == keys  # each once, in the report's order
-    assert len(keys) == 51
+    assert len(keys) == 53
     assert f"[{len(keys)}/{len(keys)}]" in stderr  # progress lines off a terminal
     assert f"wrote {out / REPORT}" in stdout
 
@@ -101,13 +109,13 @@ def test_report_table_and_sections(full_run):
     assert "`mrgym reproduce --update` rewrites `docs/reproduction/`" in md
     header, rows = _table(md)
     assert tuple(header) == COLUMNS
-    assert len(rows) == 51
+    assert len(rows) == 53
     for row in rows:
         assert len(row) == len(COLUMNS), row
         assert row[COLUMNS.index("verdict")].strip("*") in VERDICTS
         assert all(cell for cell in row), row  # no empty cell: every row says why
     links = _links(md)
-    assert len(links) == 51
+    assert len(links) == 53
     for link in links:  # each figure beside the report, linked relatively
         assert "/" not in link and (out / link).stat().st_size > 1000, link
 

@@ -238,9 +238,7 @@ class Monitor(Part):
         if c is None:
             return VmMetrics(cpu, rd, wr, len(vm.running))
         now = self.env.now
-        return VmMetrics(
-            cpu, rd, wr, len(vm.running), c.dirty_mb(now), c.budget_mb, c.throttled_mb
-        )
+        return VmMetrics(cpu, rd, wr, len(vm.running), c.dirty_mb(now), c.budget_mb, c.throttled_mb)
 
     def host_metrics(self, host: Host) -> HostMetrics:
         pool = host.cpu

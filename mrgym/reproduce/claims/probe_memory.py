@@ -180,4 +180,3 @@ def probe_compressed(seeds: list[int], out: Path, quick: bool = False) -> Result
         why=why,
         data={"off": off, "on": on, "ratio": ratio},
     )
-
