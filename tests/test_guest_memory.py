@@ -158,3 +158,12 @@ def test_memory_probes_quick(fn, tmp_path):
     r = fn([0], tmp_path, quick=True)
     assert r.verdict == "reproduced", r.ours
     assert r.plot is not None and r.plot.is_file()
+
+
+def test_hybridmr_memory_parameters_are_checked():
+    from baselines.hybridmr_phase2 import Phase2
+
+    with pytest.raises(ValueError, match="hybridmr mem_high: expected a number in"):
+        Phase2(mem_high=0.0)
+    with pytest.raises(ValueError, match="hybridmr mem_step_gb: expected a number > 0"):
+        Phase2(mem_step_gb=0.0)
