@@ -1,11 +1,11 @@
 """Probes of guest memory and compressed input, each mechanism alone, on vs off.
 
 * ``probe-guest-cache`` (``execution.guest_page_cache``; mrgym/sim/writeback.py): one Xen
-  server with two 2 GB worker VMs, and a map-only RandomWriter job whose maps all run on
-  one of them (the other has no slots free: its tasks are a CPU-bound job's).  With one
-  page cache per host, the busy VM's burst of writes fills the pooled budget of both VMs'
-  memory; with one per guest (as Xen has, HybridMR §II's virtual cluster) only its own
-  budget less its tasks' JVM heaps, and the rest goes to the disk.
+  server with two 2 GB worker VMs running a CPU-bound PiEst job and a map-only
+  RandomWriter job (128 MB blocks, one replica).  With one page cache per host the writes
+  fill the pooled budget of both VMs' memory (20 % of 4 GB); with one per guest (as Xen
+  has, HybridMR §II's virtual cluster) each VM's burst fills only its own budget less its
+  running tasks' JVM heaps, and the rest is throttled to the disk.
 * ``probe-compressed`` (``execution.compressed_input``; mrgym/sim/attempts.py run_map):
   one native m1.large (Lee §4.4.1's core node) and gridmix2's webdataScan (block-
   compressed input, ~4x: mrgym/sim/jobs.py) alone: the maps read a quarter of the
@@ -45,7 +45,7 @@ _XEN = {
 
 
 def _guest_run(on: bool, seed: int, n_maps: int) -> dict:
-    """A writer job on one VM beside a CPU-bound job on the other (module docstring)."""
+    """A writer job beside a CPU-bound job on the two VMs (module docstring)."""
     jobs = [
         {"profile": "piest", "maps": 2, "reduces": 0, "name": "cpu"},
         {"profile": "randomwriter", "maps": n_maps, "reduces": 0, "name": "writer"},
