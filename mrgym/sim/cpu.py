@@ -9,6 +9,36 @@ the same link do), which runs at the host's speed per granted core; a phase move
 rate times its share of a core and its factor.  A change re-times the clock once; only the
 phases of a VM whose share of a core changed (its phase count or cap passed its vCPUs) are
 re-bound (issue "Speed").
+
+Two mechanisms below and beside the cores, each off by default (params.py):
+
+* **Contention below the cores** (Mars et al., Bubble-Up, MICRO 2011; Delimitrou &
+  Kozyrakis, Paragon, ASPLOS 2013): co-located phases share the last-level cache and the
+  memory bandwidth, so a phase slows before the cores are full.  Each running phase
+  presses the memory system with its profile's ``mem_pressure`` per granted core
+  (interactive VMs with ``INTERACTIVE_PRESSURE``); a phase's factor is
+  1 / (1 + membw_alpha x mem_sensitivity x g(u)), u = the *other* phases' pressure /
+  (membw_capacity x cores) and g(u) = u / (1 - min(u, U_MAX)), the M/M/1 queueing delay
+  of a memory controller at load u: linear when the memory system is idle, super-linear
+  near saturation (Bubble-Up Fig. 4's convex sensitivity curves), and linear again past
+  U_MAX, where bandwidth is shared and no longer queues.  A phase alone is never slowed,
+  so the profiles' solo times stay as calibrated.  Memory stalls still occupy the core:
+  the granted cores (Xentop) do not change.  A change re-times the clock and re-binds only
+  the phases whose factor changed.
+* **Dom0 as its own pool, and the credit scheduler's coupling** (ILA §3.1; Ongaro, Cox &
+  Rixner, VEE 2008): with ``dom0_cores`` > 0, Dom0 has that many cores of its own (pinned,
+  outside the guests' cores) and every MB of a virtualized host's guest I/O costs
+  ``dom0_core_s_per_mb`` of them; Dom0 is then a link of capacity
+  dom0_cores / dom0_core_s_per_mb MB/s on each of the host's I/O flows (``dom0_link``,
+  fair share like a network link), so a saturated Dom0 caps the host's I/O through the
+  fluid model's bottleneck sharing.  With ``credit_coupling`` > 0, a guest's I/O completes
+  late when the host's runnable vCPU demand exceeds its cores: Xen's credit scheduler
+  makes a domain woken by an I/O completion wait for a time slice behind CPU-bound
+  domains once it has used its credits (Ongaro §3-4), so each request's time grows by
+  that wait, about one slice per excess runnable vCPU per core.  An I/O stream's rate is
+  divided by 1 + credit_coupling x the sum over its virtualized end hosts of ``excess``
+  = max(0, demand / cores - 1): credit_coupling is the slice in units of a request's own
+  service time.  The engine re-factors the host's flows when ``excess`` changes.
 """
 
 from __future__ import annotations
@@ -16,11 +46,33 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mrgym.sim.params import ModelParams
-from mrgym.sim.topology import Clock, Host
+from mrgym.sim.topology import Clock, Host, Link
 
 if TYPE_CHECKING:  # pragma: no cover
     from mrgym.sim.execution import FluidEngine
     from mrgym.sim.work import Work
+
+# Memory pressure per granted core of an interactive VM (a web or database tier: small,
+# cache-resident requests; Bubble-Up §5 finds web search moderate, not a bandwidth hog)
+INTERACTIVE_PRESSURE = 0.1
+# Load past which the memory controller's queueing delay stops growing super-linearly:
+# bandwidth is then shared (g grows linearly), so a heavy overload slows but never stalls
+U_MAX = 0.9
+# Proposed "on" values (the lead's calibration fits the final ones).  membw: with the
+# pressures of jobs.MEMORY_CHARACTER, a KMeans map beside 7 TeraSort/Matrix phases on a
+# 10-core host slows ~1.5-2x, within Bubble-Up's and Paragon's 1.2-2x co-location
+# slowdowns of sensitive codes.  dom0: one pinned Dom0 core at 0.01 core-s/MB serves
+# 100 MB/s, about one disk plus a NIC's share (ILA §3.1; Cherkasova & Gardner, USENIX
+# ATC 2005, measure Dom0 CPU of this order per MB of guest I/O); it matches today's
+# 0.1 core per stream at ~10 MB/s per contended stream.  credit_coupling 0.5: a 30 ms
+# credit slice against ~60 ms per 64 KB request of a contended disk stream.
+PROPOSED: dict[str, float] = {
+    "membw_alpha": 0.5,
+    "membw_capacity": 0.5,
+    "dom0_cores": 1.0,
+    "dom0_core_s_per_mb": 0.01,
+    "credit_coupling": 0.5,
+}
 
 
 class CpuPool:
@@ -44,6 +96,12 @@ class CpuPool:
         "share",
         "scale",
         "stalled",
+        "dom0_own",
+        "dom0_link",
+        "io_flows",
+        "excess",
+        "membw",
+        "coupled",
     )
 
     def __init__(self, host: Host, engine: FluidEngine, params: ModelParams):
@@ -69,9 +127,23 @@ class CpuPool:
         # running phases with no progress (a VM capped at 0 cores): off the clock until
         # their share is positive again
         self.stalled: dict = {}
+        # Dom0's own cores: its CPU is a link on the host's I/O flows (module docstring)
+        self.dom0_own = params.dom0_cores > 0.0
+        self.dom0_link: Link | None = None
+        if self.dom0_own and host.virtualized:
+            cap = params.dom0_cores / params.dom0_core_s_per_mb
+            self.dom0_link = Link(f"dom0-{host.name}", cap)
+        self.membw = params.membw_alpha > 0.0
+        # credit coupling: the running I/O flows through this host's Dom0, and the runnable
+        # demand's excess over the cores that slows them
+        self.coupled = params.credit_coupling > 0.0 and host.virtualized
+        self.io_flows: dict[Work, None] = {}
+        self.excess = 0.0
 
     def dom0_demand(self) -> float:
-        return self.io_streams * self.params.dom0_cores_per_stream if self.host.virtualized else 0.0
+        if self.dom0_own or not self.host.virtualized:
+            return 0.0
+        return self.io_streams * self.params.dom0_cores_per_stream
 
     def power_w(self, used: float) -> float:
         t = self.host.type
@@ -90,6 +162,9 @@ class CpuPool:
 
         While the host's demand stays within its cores before and after, no compute rate
         moves, so only the utilization (for energy) is updated, not every phase."""
+        if self.dom0_own:  # Dom0 has cores of its own: the guests' pool does not move
+            self.io_streams += delta
+            return
         before = self.used
         self.io_streams += delta
         cores = self.host.type.cores
@@ -156,4 +231,33 @@ class CpuPool:
             app.granted = app.demand * scale
         n = len(self.works)
         pen = (1.0 - self.params.corunner_penalty) ** (n - 1) if n > 1 else 1.0
-        self.engine.set_pool_rate(self, host.type.core_speed * scale * pen, moved, now)
+        refactored = self._membw_factors(inter) if self.membw else None
+        self.engine.set_pool_rate(self, host.type.core_speed * scale * pen, moved, now, refactored)
+        if self.coupled:
+            excess = demand / cores - 1.0 if demand > cores else 0.0
+            if excess != self.excess:
+                self.excess = excess
+                self.engine.recouple(self, now)
+
+    def _membw_factors(self, inter: float) -> list[Work] | None:
+        """Set every phase's memory factor ``mf`` from its co-runners' pressure (module
+        docstring); returns the phases whose factor changed (None: none did)."""
+        share, scale = self.share, self.scale
+        press = {}
+        total = inter * scale * INTERACTIVE_PRESSURE
+        for w in self.works:
+            p = w.mp * share[w.vm.id] * scale
+            press[w] = p
+            total += p
+        capacity = self.params.membw_capacity * self.host.type.cores
+        alpha = self.params.membw_alpha
+        changed = None
+        for w, p in press.items():
+            u = (total - p) / capacity
+            mf = 1.0 / (1.0 + alpha * w.ms * u / (1.0 - min(u, U_MAX))) if u > 1e-12 else 1.0
+            if mf != w.mf:
+                w.mf = mf
+                if changed is None:
+                    changed = []
+                changed.append(w)
+        return changed

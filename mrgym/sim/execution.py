@@ -57,6 +57,8 @@ class FluidEngine:
         self._token = 0
         self._wake_at = INF
         self.n_rate_updates = 0
+        self.dom0_own = params.dom0_cores > 0.0
+        self.coupling = params.credit_coupling
 
     # -- starting work -------------------------------------------------------------------
     def flow(
@@ -69,6 +71,8 @@ class FluidEngine:
     ) -> Work:
         """Move ``mb`` over ``links`` (a disk read is the path ``(disk,)``).  ``tag`` says
         what the flow is for monitoring: read, write or shuffle."""
+        if dom0_hosts and self.dom0_own:  # Dom0's CPU is a link on the path (cpu.py)
+            links = links + tuple(h.cpu.dom0_link for h in dom0_hosts if h.cpu.dom0_link)
         w = Work("flow", mb, self.env.event(), factor)
         w.tag = tag
         w.write = tag in WRITE_TAGS
@@ -86,10 +90,14 @@ class FluidEngine:
         self._arm()
         return w
 
-    def compute(self, vm, core_s: float, factor: float = 1.0) -> Work:
-        """Burn ``core_s`` reference core-seconds on ``vm``'s host."""
+    def compute(self, vm, core_s: float, factor: float = 1.0, profile=None) -> Work:
+        """Burn ``core_s`` reference core-seconds on ``vm``'s host; ``profile`` (a
+        JobProfile) gives its memory pressure and sensitivity (cpu.py)."""
         w = Work("compute", core_s, self.env.event(), factor)
         w.vm = vm
+        if profile is not None:
+            w.mp = profile.mem_pressure
+            w.ms = profile.mem_sensitivity
         w.host = vm.host
         if core_s <= EPS:
             w.remaining = 0.0
@@ -107,6 +115,8 @@ class FluidEngine:
             link.flows[w] = None
             if writes:
                 link.n_writes += 1
+        if self.coupling and w.dom0_hosts:
+            self._couple(w)
         self._refresh_links(w.links, now, w)
         for h in w.dom0_hosts:
             h.cpu.add_io_stream(1, now)
@@ -138,6 +148,9 @@ class FluidEngine:
             self._refresh_links(w.links, now)
             for h in w.dom0_hosts:
                 h.cpu.add_io_stream(-1, now)
+            if self.coupling:
+                for h in w.dom0_hosts:
+                    h.cpu.io_flows.pop(w, None)
         else:
             pool = w.host.cpu
             del pool.works[w]
@@ -339,9 +352,43 @@ class FluidEngine:
             self._seq += 1
             heapq.heappush(self._heap, (t, self._seq, c))
 
-    def set_pool_rate(self, pool, rate: float, moved: set | None, now: float) -> None:
+    def _couple(self, w: Work) -> None:
+        """Register a starting flow with its virtualized end hosts and give it the credit
+        scheduler's factor (cpu.py): it must be set before the flow is bound."""
+        excess = 0.0
+        for h in w.dom0_hosts:
+            pool = h.cpu
+            if pool.coupled:
+                pool.io_flows[w] = None
+                excess += pool.excess
+        w.cf = w.factor / (1.0 + self.coupling * excess)
+
+    def recouple(self, pool, now: float) -> None:
+        """The runnable demand's excess of ``pool`` changed: re-factor the I/O flows
+        through its host (each keeps its clock; its finish moves)."""
+        k = self.coupling
+        for f in pool.io_flows:
+            excess = 0.0
+            for h in f.dom0_hosts:
+                excess += h.cpu.excess
+            cf = f.factor / (1.0 + k * excess)
+            if cf == f.cf:
+                continue
+            c = f.clk
+            if c is None:  # not bound yet (_add_flow binds it with this factor)
+                f.cf = cf
+                continue
+            rem = self._unbind(f, now)
+            f.cf = cf
+            self._bind(f, c, rem, now)
+            self.n_rate_updates += 1
+
+    def set_pool_rate(
+        self, pool, rate: float, moved: set | None, now: float, refactored: list | None = None
+    ) -> None:
         """Set a CpuPool's clock rate (``CpuPool.recompute``) and re-bind the phases of the
-        VMs in ``moved``, whose share of a core changed."""
+        VMs in ``moved``, whose share of a core changed, and the phases in ``refactored``,
+        whose memory factor changed."""
         c = pool.clock
         rose = rate > c.rate
         if rate != c.rate:
@@ -359,13 +406,24 @@ class FluidEngine:
                 else:
                     continue  # the phase being added: _add_compute binds it
                 self._bind_phase(w, pool, share[w.vm.id], rem, now)
+        if refactored:
+            self._rebind_phases(pool, refactored, moved, now)
         if rose and c.bound:
             self._reschedule(c)
+
+    def _rebind_phases(self, pool, works: list, moved: set | None, now: float) -> None:
+        """Re-bind running phases whose factor changed (those of ``moved`` VMs were)."""
+        c, share = pool.clock, pool.share
+        for w in works:
+            if w.clk is not c or (moved and w.vm.id in moved):
+                continue  # stalled, being added (_add_compute binds it), or re-bound
+            rem = self._unbind(w, now)
+            self._bind_phase(w, pool, share[w.vm.id], rem, now)
 
     def _bind_phase(self, w: Work, pool, share: float, rem: float, now: float) -> None:
         """Bind compute phase ``w`` with ``rem`` core-seconds left to its pool's clock; a
         share of 0 (a cap of 0 cores) or a factor of 0 stalls it unbound instead."""
-        cf = w.factor * share
+        cf = w.factor * share * w.mf
         if cf > 0.0:
             w.cf = cf
             self._bind(w, pool.clock, rem, now)
