@@ -38,7 +38,15 @@ pytestmark = pytest.mark.xdist_group("reproduce")
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "reproduction"
-QUICK = {"ila-scalability", "ila-fig12", "pna-jct", "pna-table3", "pna-shuffle-xrack"}
+QUICK = {
+    "ila-scalability",
+    "ila-fig12",
+    "pna-jct",
+    "pna-table3",
+    "pna-shuffle-xrack",
+    "probe-membw",
+    "probe-dom0",
+}
 
 pytestmark = pytest.mark.xdist_group("reproduce")  # xdist: full_run is built once
 

@@ -59,16 +59,17 @@ INTERACTIVE_PRESSURE = 0.1
 # bandwidth is then shared (g grows linearly), so a heavy overload slows but never stalls
 U_MAX = 0.9
 # Proposed "on" values (the lead's calibration fits the final ones).  membw: with the
-# pressures of jobs.MEMORY_CHARACTER, a KMeans map beside 7 TeraSort/Matrix phases on a
-# 10-core host slows ~1.5-2x, within Bubble-Up's and Paragon's 1.2-2x co-location
-# slowdowns of sensitive codes.  dom0: one pinned Dom0 core at 0.01 core-s/MB serves
+# pressures of jobs.MEMORY_CHARACTER, a KMeans map beside 3 Matrix maps on a 10-core host
+# slows ~1.2x and beside 7 ~1.9x, the range of Bubble-Up's and Paragon's co-location
+# slowdowns of sensitive codes; ILA Fig. 1's PiEst background (pressure 0.05) stays
+# under 4 %.  dom0: one pinned Dom0 core at 0.01 core-s/MB serves
 # 100 MB/s, about one disk plus a NIC's share (ILA §3.1; Cherkasova & Gardner, USENIX
 # ATC 2005, measure Dom0 CPU of this order per MB of guest I/O); it matches today's
 # 0.1 core per stream at ~10 MB/s per contended stream.  credit_coupling 0.5: a 30 ms
 # credit slice against ~60 ms per 64 KB request of a contended disk stream.
 PROPOSED: dict[str, float] = {
-    "membw_alpha": 0.5,
-    "membw_capacity": 0.5,
+    "membw_alpha": 1.0,
+    "membw_capacity": 0.8,
     "dom0_cores": 1.0,
     "dom0_core_s_per_mb": 0.01,
     "credit_coupling": 0.5,
