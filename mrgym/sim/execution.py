@@ -12,7 +12,14 @@ Two kinds of work share resources:
 * a :class:`Work` of kind ``compute`` burns reference core-seconds on a host's
   :class:`~mrgym.sim.cpu.CpuPool` (cpu.py).  Nobody slows down until the demand of all co-hosted compute phases,
   interactive VMs and Dom0 (per active I/O stream) exceeds the host's cores; beyond that
-  the cores are shared in proportion to demand (ILA Fig. 1).
+  the cores are shared in proportion to demand (ILA Fig. 1).  Below the cores, a phase's
+  memory factor (``Work.mf``) slows it beside memory-heavy co-runners (cpu.py, off by
+  default).
+
+With Dom0 as its own pool (``dom0_cores`` > 0, cpu.py) a flow of a virtualized host also
+crosses its Dom0's link, and with ``credit_coupling`` > 0 a flow's factor carries the
+credit scheduler's delay of its end hosts (``recouple`` re-binds it on the same clock when
+that changes).
 
 Rates are recomputed only when the set of consumers of a resource changes, and only for
 the consumers of that resource.  Flows limited by the same link share its virtual clock
