@@ -45,10 +45,10 @@ def test_membw_keeps_ila_fig1_flat_below_the_cores():
     assert _probe_time("kmeans", "piest", 7, MEMBW_ON, 0, **kw) / alone < 1.10
 
 
-def _pool(params: ModelParams, cores: float = 4.0):
+def _pool(params: ModelParams, cores: float = 4.0, virtualized: bool = False):
     env = simpy.Environment()
     eng = FluidEngine(env, params)
-    host = StubHost(type=StubType(cores=cores, core_speed=1.0))
+    host = StubHost(type=StubType(cores=cores, core_speed=1.0), virtualized=virtualized)
     host.cpu = CpuPool(host, eng, params)
     return env, eng, host, [StubVM(i, host) for i in range(3)]
 
@@ -131,3 +131,19 @@ def test_probe_claims_run_quick(key, tmp_path):
     (c,) = [c for c in load_claims() if c.key == key]
     r = c.execute([0], tmp_path, quick=True)
     assert r.verdict == "reproduced" and r.plot is not None and r.plot.exists()
+
+
+def test_credit_coupling_retimes_a_flow_when_the_cpus_free_up():
+    """A 100 MB flow on a 10 MB/s link of a virtualized host whose 2 cores carry 4 cores of
+    demand until 4 s (excess 1): 10 / 1.5 MB/s until then, 10 MB/s after."""
+    from mrgym.sim.topology import Link
+
+    params = ModelParams(corunner_penalty=0.0, dom0_cores_per_stream=0.0, credit_coupling=0.5)
+    env, eng, host, vms = _pool(params, cores=2.0, virtualized=True)
+    flow = eng.flow((Link("disk", 10.0),), 100.0, 1.0, (host,))
+    phases = [eng.compute(vms[i // 2], 2.0) for i in range(4)]  # 2 VMs x 2 phases, 1 core each
+    env.run()
+    assert all(w.event.triggered for w in phases) and flow.event.triggered
+    moved = 4.0 * 10.0 / 1.5
+    assert env.now == pytest.approx(4.0 + (100.0 - moved) / 10.0, rel=1e-12)
+    assert not host.cpu.io_flows and host.cpu.excess == 0.0

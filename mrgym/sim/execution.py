@@ -66,6 +66,7 @@ class FluidEngine:
         self.n_rate_updates = 0
         self.dom0_own = params.dom0_cores > 0.0
         self.coupling = params.credit_coupling
+        self.membw = params.membw_alpha > 0.0
 
     # -- starting work -------------------------------------------------------------------
     def flow(
@@ -102,9 +103,9 @@ class FluidEngine:
         JobProfile) gives its memory pressure and sensitivity (cpu.py)."""
         w = Work("compute", core_s, self.env.event(), factor)
         w.vm = vm
-        if profile is not None:
-            w.mp = profile.mem_pressure
-            w.ms = profile.mem_sensitivity
+        if self.membw:  # its memory character (cpu.py); none without a profile
+            w.mp = profile.mem_pressure if profile is not None else 0.0
+            w.ms = profile.mem_sensitivity if profile is not None else 0.0
         w.host = vm.host
         if core_s <= EPS:
             w.remaining = 0.0

@@ -59,10 +59,8 @@ class Work:
         self.clks: tuple[Clock, ...] = ()  # its class's clock on each of its links
         self.vfin = 0.0
         self.vseq = 0  # the sequence number of its live entry in the clock's heap
-        # a compute phase's memory pressure and sensitivity (its profile's), and its factor
-        # from co-runners' memory contention (cpu.py; 1 when that is off)
-        self.mp = 0.0
-        self.ms = 0.0
+        # a compute phase's factor from co-runners' memory contention (cpu.py; 1 when that
+        # is off); mp, ms: its memory pressure and sensitivity, set only while it is on
         self.mf = 1.0
 
     def remaining_at(self, now: float) -> float:
