@@ -147,3 +147,22 @@ def test_credit_coupling_retimes_a_flow_when_the_cpus_free_up():
     moved = 4.0 * 10.0 / 1.5
     assert env.now == pytest.approx(4.0 + (100.0 - moved) / 10.0, rel=1e-12)
     assert not host.cpu.io_flows and host.cpu.excess == 0.0
+
+
+def test_dom0_pool_is_a_link_on_the_hosts_flows_and_shows_its_cpu():
+    """3 flows on a 400 MB/s disk of a host whose Dom0 (1 core, 0.01 core-s/MB) serves
+    100 MB/s: each gets 100/3 MB/s, and Dom0 shows 1 busy core; the guests' pool none."""
+    from mrgym.sim.topology import Link
+
+    params = ModelParams(dom0_cores=1.0, dom0_core_s_per_mb=0.01)
+    env = simpy.Environment()
+    eng = FluidEngine(env, params)
+    host = StubHost(type=StubType(cores=4.0, core_speed=1.0), virtualized=True)
+    host.name = "h0"
+    host.cpu = CpuPool(host, eng, params)
+    disk = Link("disk", 400.0)
+    flows = [eng.flow((disk,), 100.0, 1.0, (host,)) for _ in range(3)]
+    assert [f.rate_now() for f in flows] == pytest.approx([100.0 / 3] * 3, rel=1e-12)
+    assert host.cpu.dom0_busy() == pytest.approx(1.0) and host.cpu.dom0_demand() == 0.0
+    env.run()
+    assert env.now == pytest.approx(3.0, rel=1e-12) and host.cpu.dom0_busy() == 0.0

@@ -146,6 +146,17 @@ class CpuPool:
             return 0.0
         return self.io_streams * self.params.dom0_cores_per_stream
 
+    def dom0_busy(self) -> float:
+        """Dom0's cores in use now (what Xentop shows for Domain-0): its demand on the
+        host's pool, or with cores of its own the CPU its I/O flows cost."""
+        link = self.dom0_link
+        if link is None:
+            return self.dom0_demand()
+        mb_s = 0.0
+        for f in link.flows:
+            mb_s += f.rate_now()
+        return min(self.params.dom0_cores, mb_s * self.params.dom0_core_s_per_mb)
+
     def power_w(self, used: float) -> float:
         t = self.host.type
         util = min(1.0, used / t.cores) if t.cores > 0 else 0.0
