@@ -23,8 +23,9 @@ Two mechanisms below and beside the cores, each off by default (params.py):
   near saturation (Bubble-Up Fig. 4's convex sensitivity curves), and linear again past
   U_MAX, where bandwidth is shared and no longer queues.  A phase alone is never slowed,
   so the profiles' solo times stay as calibrated.  Memory stalls still occupy the core:
-  the granted cores (Xentop) do not change.  A change re-times the clock and re-binds only
-  the phases whose factor changed.
+  the granted cores (Xentop) do not change.  The phases of one memory class (profile and
+  share of a core) slow alike, so each class has its own clock, running at the pool's rate
+  times its factor: a change re-times one clock per class, and re-binds no phase.
 * **Dom0 as its own pool, and the credit scheduler's coupling** (ILA §3.1; Ongaro, Cox &
   Rixner, VEE 2008): with ``dom0_cores`` > 0, Dom0 has that many cores of its own (pinned,
   outside the guests' cores) and every MB of a virtualized host's guest I/O costs
@@ -103,6 +104,9 @@ class CpuPool:
         "excess",
         "membw",
         "coupled",
+        "classes",
+        "mem_total",
+        "mem_seen",
     )
 
     def __init__(self, host: Host, engine: FluidEngine, params: ModelParams):
@@ -135,6 +139,10 @@ class CpuPool:
             cap = params.dom0_cores / params.dom0_core_s_per_mb
             self.dom0_link = Link(f"dom0-{host.name}", cap)
         self.membw = params.membw_alpha > 0.0
+        # memory contention: every running phase's pressure, and one clock per memory class
+        self.mem_total = 0.0
+        self.mem_seen = (0.0, 0.0)  # (mem_total, the pool's rate) at the last re-timing
+        self.classes: dict[tuple[float, float, float], Clock] = {}
         # credit coupling: the running I/O flows through this host's Dom0, and the runnable
         # demand's excess over the cores that slows them
         self.coupled = params.credit_coupling > 0.0 and host.virtualized
@@ -243,33 +251,45 @@ class CpuPool:
             app.granted = app.demand * scale
         n = len(self.works)
         pen = (1.0 - self.params.corunner_penalty) ** (n - 1) if n > 1 else 1.0
-        refactored = self._membw_factors(inter) if self.membw else None
-        self.engine.set_pool_rate(self, host.type.core_speed * scale * pen, moved, now, refactored)
+        if self.membw:
+            self._mem_total(inter)
+        self.engine.set_pool_rate(self, host.type.core_speed * scale * pen, moved, now)
         if self.coupled:
             excess = demand / cores - 1.0 if demand > cores else 0.0
             if excess != self.excess:
                 self.excess = excess
                 self.engine.recouple(self, now)
 
-    def _membw_factors(self, inter: float) -> list[Work] | None:
-        """Set every phase's memory factor ``mf`` from its co-runners' pressure (module
-        docstring); returns the phases whose factor changed (None: none did)."""
-        share, scale = self.share, self.scale
-        press = {}
-        total = inter * scale * INTERACTIVE_PRESSURE
+    def _mem_total(self, inter: float) -> None:
+        """The memory pressure of everything running here (module docstring)."""
+        share = self.share
+        total = inter * INTERACTIVE_PRESSURE
         for w in self.works:
-            p = w.mp * share[w.vm.id] * scale
-            press[w] = p
-            total += p
-        capacity = self.params.membw_capacity * self.host.type.cores
-        alpha = self.params.membw_alpha
-        changed = None
-        for w, p in press.items():
-            u = (total - p) / capacity
-            mf = 1.0 / (1.0 + alpha * w.ms * u / (1.0 - min(u, U_MAX))) if u > 1e-12 else 1.0
-            if mf != w.mf:
-                w.mf = mf
-                if changed is None:
-                    changed = []
-                changed.append(w)
-        return changed
+            total += w.mp * share[w.vm.id]
+        self.mem_total = total * self.scale
+
+    def class_rate(self, key: tuple[float, float, float]) -> float:
+        """The clock rate of the phases of memory class ``key`` = (pressure, sensitivity,
+        share of a core): the pool's rate slowed by the *other* phases' pressure."""
+        mp, ms, d = key
+        u = (self.mem_total - mp * d * self.scale) / (
+            self.params.membw_capacity * self.host.type.cores
+        )
+        rate = self.clock.rate
+        if u <= 1e-12:
+            return rate
+        return rate / (1.0 + self.params.membw_alpha * ms * u / (1.0 - min(u, U_MAX)))
+
+    def clock_of(self, w: Work, share: float) -> Clock:
+        """The clock phase ``w`` follows at ``share`` of a core: the pool's, or with memory
+        contention on, its memory class's (all phases of one profile and share slow alike,
+        so a change re-times one clock per class instead of re-binding every phase)."""
+        if not self.membw or w.ms == 0.0:
+            return self.clock
+        key = (w.mp, w.ms, share)
+        c = self.classes.get(key)
+        if c is None:
+            c = self.classes[key] = Clock()
+        if not c.bound:  # an idle class's clock is not kept up to date
+            c.rate = self.class_rate(key)
+        return c

@@ -12,9 +12,9 @@ Two kinds of work share resources:
 * a :class:`Work` of kind ``compute`` burns reference core-seconds on a host's
   :class:`~mrgym.sim.cpu.CpuPool` (cpu.py).  Nobody slows down until the demand of all co-hosted compute phases,
   interactive VMs and Dom0 (per active I/O stream) exceeds the host's cores; beyond that
-  the cores are shared in proportion to demand (ILA Fig. 1).  Below the cores, a phase's
-  memory factor (``Work.mf``) slows it beside memory-heavy co-runners (cpu.py, off by
-  default).
+  the cores are shared in proportion to demand (ILA Fig. 1).  Below the cores, memory
+  contention slows a phase beside memory-heavy co-runners (cpu.py, off by default): its
+  memory class then has a clock of its own.
 
 With Dom0 as its own pool (``dom0_cores`` > 0, cpu.py) a flow of a virtualized host also
 crosses its Dom0's link, and with ``credit_coupling`` > 0 a flow's factor carries the
@@ -391,22 +391,23 @@ class FluidEngine:
             self._bind(f, c, rem, now)
             self.n_rate_updates += 1
 
-    def set_pool_rate(
-        self, pool, rate: float, moved: set | None, now: float, refactored: list | None = None
-    ) -> None:
+    def set_pool_rate(self, pool, rate: float, moved: set | None, now: float) -> None:
         """Set a CpuPool's clock rate (``CpuPool.recompute``) and re-bind the phases of the
-        VMs in ``moved``, whose share of a core changed, and the phases in ``refactored``,
-        whose memory factor changed."""
+        VMs in ``moved``, whose share of a core changed."""
         c = pool.clock
         rose = rate > c.rate
         if rate != c.rate:
             self._retime(c, rate, now)
+        risen = None
+        if pool.membw and (pool.mem_total, c.rate) != pool.mem_seen:
+            pool.mem_seen = (pool.mem_total, c.rate)
+            risen = self._retime_classes(pool, now)
         if moved:
             share, stalled = pool.share, pool.stalled
             for w in pool.works:
                 if w.vm.id not in moved:
                     continue
-                if w.clk is c:
+                if w.clk is not None:
                     rem = self._unbind(w, now)
                 elif w in stalled:
                     del stalled[w]
@@ -414,27 +415,36 @@ class FluidEngine:
                 else:
                     continue  # the phase being added: _add_compute binds it
                 self._bind_phase(w, pool, share[w.vm.id], rem, now)
-        if refactored:
-            self._rebind_phases(pool, refactored, moved, now)
         if rose and c.bound:
             self._reschedule(c)
+        if risen:
+            for k in risen:
+                if k.bound:
+                    self._reschedule(k)
 
-    def _rebind_phases(self, pool, works: list, moved: set | None, now: float) -> None:
-        """Re-bind running phases whose factor changed (those of ``moved`` VMs were)."""
-        c, share = pool.clock, pool.share
-        for w in works:
-            if w.clk is not c or (moved and w.vm.id in moved):
-                continue  # stalled, being added (_add_compute binds it), or re-bound
-            rem = self._unbind(w, now)
-            self._bind_phase(w, pool, share[w.vm.id], rem, now)
+    def _retime_classes(self, pool, now: float) -> list | None:
+        """Re-time the clocks of the pool's memory classes (cpu.py); returns those that
+        now run faster."""
+        risen = None
+        for key, k in pool.classes.items():
+            if not k.bound:
+                continue  # stale until a phase binds to it (CpuPool.clock_of)
+            r = pool.class_rate(key)
+            if r != k.rate:
+                if r > k.rate:
+                    if risen is None:
+                        risen = []
+                    risen.append(k)
+                self._retime(k, r, now)
+        return risen
 
     def _bind_phase(self, w: Work, pool, share: float, rem: float, now: float) -> None:
         """Bind compute phase ``w`` with ``rem`` core-seconds left to its pool's clock; a
         share of 0 (a cap of 0 cores) or a factor of 0 stalls it unbound instead."""
-        cf = w.factor * share * w.mf
+        cf = w.factor * share
         if cf > 0.0:
             w.cf = cf
-            self._bind(w, pool.clock, rem, now)
+            self._bind(w, pool.clock_of(w, share) if pool.membw else pool.clock, rem, now)
         else:
             w.remaining = rem
             pool.stalled[w] = None

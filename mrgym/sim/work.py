@@ -32,7 +32,6 @@ class Work:
         "vseq",
         "mp",
         "ms",
-        "mf",
     )
 
     def __init__(self, kind: str, total: float, event: simpy.Event, factor: float):
@@ -59,9 +58,8 @@ class Work:
         self.clks: tuple[Clock, ...] = ()  # its class's clock on each of its links
         self.vfin = 0.0
         self.vseq = 0  # the sequence number of its live entry in the clock's heap
-        # a compute phase's factor from co-runners' memory contention (cpu.py; 1 when that
-        # is off); mp, ms: its memory pressure and sensitivity, set only while it is on
-        self.mf = 1.0
+        # mp, ms: a compute phase's memory pressure and sensitivity (cpu.py), set only
+        # while memory contention is on
 
     def remaining_at(self, now: float) -> float:
         if not self.active:
