@@ -107,6 +107,8 @@ class CpuPool:
         "classes",
         "mem_total",
         "mem_seen",
+        "extra",
+        "dom0_busy",
     )
 
     def __init__(self, host: Host, engine: FluidEngine, params: ModelParams):
@@ -148,18 +150,19 @@ class CpuPool:
         self.coupled = params.credit_coupling > 0.0 and host.virtualized
         self.io_flows: dict[Work, None] = {}
         self.excess = 0.0
+        self.extra = self.membw or self.coupled
+        # Dom0's cores in use now (what Xentop shows for Domain-0): its demand on the
+        # host's pool, or with cores of its own the CPU its I/O flows cost
+        self.dom0_busy = self.dom0_demand if self.dom0_link is None else self._dom0_own_busy
 
     def dom0_demand(self) -> float:
         if self.dom0_own or not self.host.virtualized:
             return 0.0
         return self.io_streams * self.params.dom0_cores_per_stream
 
-    def dom0_busy(self) -> float:
-        """Dom0's cores in use now (what Xentop shows for Domain-0): its demand on the
-        host's pool, or with cores of its own the CPU its I/O flows cost."""
+    def _dom0_own_busy(self) -> float:
+        """Dom0's busy cores when it has cores of its own: the CPU of its flows' MB/s."""
         link = self.dom0_link
-        if link is None:
-            return self.dom0_demand()
         mb_s = 0.0
         for f in link.flows:
             mb_s += f.rate_now()
@@ -251,9 +254,20 @@ class CpuPool:
             app.granted = app.demand * scale
         n = len(self.works)
         pen = (1.0 - self.params.corunner_penalty) ** (n - 1) if n > 1 else 1.0
+        if self.extra:  # memory contention or credit coupling on (module docstring)
+            self._recompute_extra(
+                inter, demand, cores, host.type.core_speed * scale * pen, moved, now
+            )
+            return
+        self.engine.set_pool_rate(self, host.type.core_speed * scale * pen, moved, now)
+
+    def _recompute_extra(
+        self, inter: float, demand: float, cores: float, rate: float, moved, now: float
+    ) -> None:
+        """``recompute``'s end with memory contention or credit coupling on."""
         if self.membw:
             self._mem_total(inter)
-        self.engine.set_pool_rate(self, host.type.core_speed * scale * pen, moved, now)
+        self.engine.set_pool_rate(self, rate, moved, now)
         if self.coupled:
             excess = demand / cores - 1.0 if demand > cores else 0.0
             if excess != self.excess:

@@ -398,10 +398,9 @@ class FluidEngine:
         rose = rate > c.rate
         if rate != c.rate:
             self._retime(c, rate, now)
-        risen = None
-        if pool.membw and (pool.mem_total, c.rate) != pool.mem_seen:
-            pool.mem_seen = (pool.mem_total, c.rate)
-            risen = self._retime_classes(pool, now)
+        if pool.membw and (pool.mem_total, rate) != pool.mem_seen:
+            pool.mem_seen = (pool.mem_total, rate)
+            self._retime_classes(pool, now)
         if moved:
             share, stalled = pool.share, pool.stalled
             for w in pool.works:
@@ -417,26 +416,18 @@ class FluidEngine:
                 self._bind_phase(w, pool, share[w.vm.id], rem, now)
         if rose and c.bound:
             self._reschedule(c)
-        if risen:
-            for k in risen:
-                if k.bound:
-                    self._reschedule(k)
 
-    def _retime_classes(self, pool, now: float) -> list | None:
-        """Re-time the clocks of the pool's memory classes (cpu.py); returns those that
-        now run faster."""
-        risen = None
+    def _retime_classes(self, pool, now: float) -> None:
+        """Re-time the clocks of the pool's memory classes that have phases (cpu.py)."""
         for key, k in pool.classes.items():
             if not k.bound:
                 continue  # stale until a phase binds to it (CpuPool.clock_of)
             r = pool.class_rate(key)
             if r != k.rate:
-                if r > k.rate:
-                    if risen is None:
-                        risen = []
-                    risen.append(k)
+                rose = r > k.rate
                 self._retime(k, r, now)
-        return risen
+                if rose:
+                    self._reschedule(k)
 
     def _bind_phase(self, w: Work, pool, share: float, rem: float, now: float) -> None:
         """Bind compute phase ``w`` with ``rem`` core-seconds left to its pool's clock; a
