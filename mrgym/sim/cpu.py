@@ -38,12 +38,15 @@ Two mechanisms below and beside the cores, each off by default (params.py):
   domains once it has used its credits (Ongaro §3-4), so each request's time grows by
   that wait, about one slice per excess runnable vCPU per core.  An I/O stream's rate is
   divided by 1 + credit_coupling x the sum over its virtualized end hosts of ``excess``
-  = max(0, demand / cores - 1): credit_coupling is the slice in units of a request's own
-  service time.  The engine re-factors the host's flows when ``excess`` changes.
+  = max(0, runnable / cores - 1), runnable = the host's CPU demand rounded to whole vCPUs
+  (the scheduler queues vCPUs; this also spares re-factoring the host's flows at every
+  tenth of a core Dom0's demand moves): credit_coupling is the slice in units of a
+  request's own service time.  The engine re-factors the host's flows when ``excess`` changes.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from mrgym.sim.params import ModelParams
@@ -269,7 +272,9 @@ class CpuPool:
             self._mem_total(inter)
         self.engine.set_pool_rate(self, rate, moved, now)
         if self.coupled:
-            excess = demand / cores - 1.0 if demand > cores else 0.0
+            # the credit scheduler queues whole vCPUs: the runnable ones, demand rounded
+            runnable = math.floor(demand + 0.5)
+            excess = runnable / cores - 1.0 if runnable > cores else 0.0
             if excess != self.excess:
                 self.excess = excess
                 self.engine.recouple(self, now)

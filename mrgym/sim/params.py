@@ -58,8 +58,8 @@ class ModelParams:
     # The credit scheduler's coupling of I/O to CPU (Ongaro et al. §3-4): with more runnable
     # vCPUs than cores, a domain woken by an I/O completion waits for a time slice behind
     # CPU-bound domains, so each request takes longer.  A guest I/O stream's rate is divided
-    # by 1 + credit_coupling x sum over its virtualized end hosts of max(0, runnable CPU
-    # demand / cores - 1).  0: off.
+    # by 1 + credit_coupling x sum over its virtualized end hosts of max(0, runnable
+    # vCPUs / cores - 1), runnable = CPU demand rounded to whole vCPUs.  0: off.
     credit_coupling: float = 0.0
     # --- Virtualization ---------------------------------------------------------------
     # Extra time of a compute phase / an I/O stream on a virtualized host, scaled by the
