@@ -20,7 +20,7 @@ Two mechanisms below and beside the cores, each off by default (params.py):
   1 / (1 + membw_alpha x mem_sensitivity x g(u)), u = the *other* phases' pressure /
   (membw_capacity x cores) and g(u) = u / (1 - min(u, U_MAX)), the M/M/1 queueing delay
   of a memory controller at load u: linear when the memory system is idle, super-linear
-  near saturation (Bubble-Up Fig. 4's convex sensitivity curves), and linear again past
+  near saturation (Bubble-Up's sensitivity curves are convex in the bubble's pressure), and linear again past
   U_MAX, where bandwidth is shared and no longer queues.  A phase alone is never slowed,
   so the profiles' solo times stay as calibrated.  Memory stalls still occupy the core:
   the granted cores (Xentop) do not change.  The phases of one memory class (profile and
@@ -35,7 +35,7 @@ Two mechanisms below and beside the cores, each off by default (params.py):
   fluid model's bottleneck sharing.  With ``credit_coupling`` > 0, a guest's I/O completes
   late when the host's runnable vCPU demand exceeds its cores: Xen's credit scheduler
   makes a domain woken by an I/O completion wait for a time slice behind CPU-bound
-  domains once it has used its credits (Ongaro §3-4), so each request's time grows by
+  domains once it has used its credits (Ongaro et al.), so each request's time grows by
   that wait, about one slice per excess runnable vCPU per core.  An I/O stream's rate is
   divided by 1 + credit_coupling x the sum over its virtualized end hosts of ``excess``
   = max(0, runnable / cores - 1), runnable = the host's CPU demand rounded to whole vCPUs
@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mrgym.sim.work import Work
 
 # Memory pressure per granted core of an interactive VM (a web or database tier: small,
-# cache-resident requests; Bubble-Up §5 finds web search moderate, not a bandwidth hog)
+# cache-resident requests; Bubble-Up finds web search moderate, not a bandwidth hog)
 INTERACTIVE_PRESSURE = 0.1
 # Load past which the memory controller's queueing delay stops growing super-linearly:
 # bandwidth is then shared (g grows linearly), so a heavy overload slows but never stalls
@@ -71,7 +71,7 @@ U_MAX = 0.9
 # ATC 2005, measure Dom0 CPU of this order per MB of guest I/O); it matches today's
 # 0.1 core per stream at ~10 MB/s per contended stream.  credit_coupling 0.5: a 30 ms
 # credit slice, waited by about one request in ten (the BOOST state lets most wake-ups
-# preempt, Ongaro §3.3-4), against ~6 ms per 64 KB request of a 10 MB/s contended stream.
+# preempt, Ongaro et al.), against ~6 ms per 64 KB request of a 10 MB/s contended stream.
 # With all of these on, ILA Fig. 1-3 stay reproduced (Fig. 1: <= 8.0 % below the knee).
 PROPOSED: dict[str, float] = {
     "membw_alpha": 1.0,

@@ -206,8 +206,8 @@ PROFILES: dict[str, JobProfile] = {
 }
 
 # Each application's memory character (mem_pressure, mem_sensitivity) for cpu.py's
-# contention below the cores.  Bubble-Up (Mars et al., MICRO 2011, §5) and Paragon
-# (Delimitrou & Kozyrakis, ASPLOS 2013, §3) measure that streaming codes press the memory
+# contention below the cores.  Bubble-Up (Mars et al., MICRO 2011) and Paragon
+# (Delimitrou & Kozyrakis, ASPLOS 2013) measure that streaming codes press the memory
 # system hardest but lose little to others (no cache reuse to lose), while codes that reuse
 # a cache-sized working set (hash tables, centroids, matrix tiles) are the sensitive ones,
 # and register-bound codes are neither.  Values on a 0..1 scale, chosen by that reading of

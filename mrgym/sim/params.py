@@ -55,7 +55,7 @@ class ModelParams:
     # dom0_cores_per_stream is then unused.  0: Dom0's demand joins the host's pool as above.
     dom0_cores: float = 0.0
     dom0_core_s_per_mb: float = 0.01
-    # The credit scheduler's coupling of I/O to CPU (Ongaro et al. §3-4): with more runnable
+    # The credit scheduler's coupling of I/O to CPU (Ongaro et al., VEE 2008): with more runnable
     # vCPUs than cores, a domain woken by an I/O completion waits for a time slice behind
     # CPU-bound domains, so each request takes longer.  A guest I/O stream's rate is divided
     # by 1 + credit_coupling x sum over its virtualized end hosts of max(0, runnable
