@@ -47,6 +47,8 @@ QUICK = {
     "pna-shuffle-xrack",
     "probe-guest-cache",
     "probe-compressed",
+    "probe-membw",
+    "probe-dom0",
 }
 
 pytestmark = pytest.mark.xdist_group("reproduce")  # xdist: full_run is built once

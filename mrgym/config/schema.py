@@ -282,6 +282,11 @@ EXECUTION_BOUNDS: dict[str, dict[str, float]] = {
     "disk_thrash_floor": {"gt": 0, "le": 1},  # 0 would stall a busy disk for ever
     "dom0_cores_per_stream": {"ge": 0, "le": 4},
     "corunner_penalty": {"ge": 0, "le": 0.5},  # (1 - p)^(n-1): 1 would stall the host
+    "membw_alpha": {"ge": 0, "le": 100},
+    "membw_capacity": {"gt": 0, "le": 100},  # pressure units per core; 0 would divide by 0
+    "dom0_cores": {"ge": 0, "le": 64},
+    "dom0_core_s_per_mb": {"gt": 0, "le": 10},  # 0 would make Dom0's throughput infinite
+    "credit_coupling": {"ge": 0, "le": 100},
     "virt_cpu_overhead": {"ge": 0, "le": 10},
     "virt_io_overhead": {"ge": 0, "le": 10},
     "server_read_penalty": {"ge": 0, "le": 0.9},  # rate x (1 - p): 1 would stall the read

@@ -85,7 +85,7 @@ class AttemptRunner(Part):
     def compute(self, att: Attempt, vm: VM, job: Job, core_s: float):
         """The attempt's compute phase: ``core_s`` reference core-seconds on ``vm``."""
         att.cpu_s = core_s
-        w = self.engine.compute(vm, core_s, self.cpu_factor(vm, job))
+        w = self.engine.compute(vm, core_s, self.cpu_factor(vm, job), job.profile)
         if vm.paused:  # a paused VM's attempts make no progress until it resumes
             self.engine.suspend(w)
         att.work = w

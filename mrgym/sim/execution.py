@@ -12,7 +12,14 @@ Two kinds of work share resources:
 * a :class:`Work` of kind ``compute`` burns reference core-seconds on a host's
   :class:`~mrgym.sim.cpu.CpuPool` (cpu.py).  Nobody slows down until the demand of all co-hosted compute phases,
   interactive VMs and Dom0 (per active I/O stream) exceeds the host's cores; beyond that
-  the cores are shared in proportion to demand (ILA Fig. 1).
+  the cores are shared in proportion to demand (ILA Fig. 1).  Below the cores, memory
+  contention slows a phase beside memory-heavy co-runners (cpu.py, off by default): its
+  memory class then has a clock of its own.
+
+With Dom0 as its own pool (``dom0_cores`` > 0, cpu.py) a flow of a virtualized host also
+crosses its Dom0's link, and with ``credit_coupling`` > 0 a flow's factor carries the
+credit scheduler's delay of its end hosts (``recouple`` re-binds it on the same clock when
+that changes).
 
 Rates are recomputed only when the set of consumers of a resource changes, and only for
 the consumers of that resource.  Flows limited by the same link share its virtual clock
@@ -57,6 +64,9 @@ class FluidEngine:
         self._token = 0
         self._wake_at = INF
         self.n_rate_updates = 0
+        self.dom0_own = params.dom0_cores > 0.0
+        self.coupling = params.credit_coupling
+        self.membw = params.membw_alpha > 0.0
 
     # -- starting work -------------------------------------------------------------------
     def flow(
@@ -69,6 +79,8 @@ class FluidEngine:
     ) -> Work:
         """Move ``mb`` over ``links`` (a disk read is the path ``(disk,)``).  ``tag`` says
         what the flow is for monitoring: read, write or shuffle."""
+        if dom0_hosts and self.dom0_own:  # Dom0's CPU is a link on the path (cpu.py)
+            links = links + tuple(h.cpu.dom0_link for h in dom0_hosts if h.cpu.dom0_link)
         w = Work("flow", mb, self.env.event(), factor)
         w.tag = tag
         w.write = tag in WRITE_TAGS
@@ -86,10 +98,14 @@ class FluidEngine:
         self._arm()
         return w
 
-    def compute(self, vm, core_s: float, factor: float = 1.0) -> Work:
-        """Burn ``core_s`` reference core-seconds on ``vm``'s host."""
+    def compute(self, vm, core_s: float, factor: float = 1.0, profile=None) -> Work:
+        """Burn ``core_s`` reference core-seconds on ``vm``'s host; ``profile`` (a
+        JobProfile) gives its memory pressure and sensitivity (cpu.py)."""
         w = Work("compute", core_s, self.env.event(), factor)
         w.vm = vm
+        if self.membw:  # its memory character (cpu.py); none without a profile
+            w.mp = profile.mem_pressure if profile is not None else 0.0
+            w.ms = profile.mem_sensitivity if profile is not None else 0.0
         w.host = vm.host
         if core_s <= EPS:
             w.remaining = 0.0
@@ -107,6 +123,8 @@ class FluidEngine:
             link.flows[w] = None
             if writes:
                 link.n_writes += 1
+        if self.coupling and w.dom0_hosts:
+            self._couple(w)
         self._refresh_links(w.links, now, w)
         for h in w.dom0_hosts:
             h.cpu.add_io_stream(1, now)
@@ -138,6 +156,9 @@ class FluidEngine:
             self._refresh_links(w.links, now)
             for h in w.dom0_hosts:
                 h.cpu.add_io_stream(-1, now)
+            if self.coupling:
+                for h in w.dom0_hosts:
+                    h.cpu.io_flows.pop(w, None)
         else:
             pool = w.host.cpu
             del pool.works[w]
@@ -339,6 +360,37 @@ class FluidEngine:
             self._seq += 1
             heapq.heappush(self._heap, (t, self._seq, c))
 
+    def _couple(self, w: Work) -> None:
+        """Register a starting flow with its virtualized end hosts and give it the credit
+        scheduler's factor (cpu.py): it must be set before the flow is bound."""
+        excess = 0.0
+        for h in w.dom0_hosts:
+            pool = h.cpu
+            if pool.coupled:
+                pool.io_flows[w] = None
+                excess += pool.excess
+        w.cf = w.factor / (1.0 + self.coupling * excess)
+
+    def recouple(self, pool, now: float) -> None:
+        """The runnable demand's excess of ``pool`` changed: re-factor the I/O flows
+        through its host (each keeps its clock; its finish moves)."""
+        k = self.coupling
+        for f in pool.io_flows:
+            excess = 0.0
+            for h in f.dom0_hosts:
+                excess += h.cpu.excess
+            cf = f.factor / (1.0 + k * excess)
+            if cf == f.cf:
+                continue
+            c = f.clk
+            if c is None:  # not bound yet (_add_flow binds it with this factor)
+                f.cf = cf
+                continue
+            rem = self._unbind(f, now)
+            f.cf = cf
+            self._bind(f, c, rem, now)
+            self.n_rate_updates += 1
+
     def set_pool_rate(self, pool, rate: float, moved: set | None, now: float) -> None:
         """Set a CpuPool's clock rate (``CpuPool.recompute``) and re-bind the phases of the
         VMs in ``moved``, whose share of a core changed."""
@@ -346,12 +398,15 @@ class FluidEngine:
         rose = rate > c.rate
         if rate != c.rate:
             self._retime(c, rate, now)
+        if pool.membw and (pool.mem_total, rate) != pool.mem_seen:
+            pool.mem_seen = (pool.mem_total, rate)
+            self._retime_classes(pool, now)
         if moved:
             share, stalled = pool.share, pool.stalled
             for w in pool.works:
                 if w.vm.id not in moved:
                     continue
-                if w.clk is c:
+                if w.clk is not None:
                     rem = self._unbind(w, now)
                 elif w in stalled:
                     del stalled[w]
@@ -362,13 +417,25 @@ class FluidEngine:
         if rose and c.bound:
             self._reschedule(c)
 
+    def _retime_classes(self, pool, now: float) -> None:
+        """Re-time the clocks of the pool's memory classes that have phases (cpu.py)."""
+        for key, k in pool.classes.items():
+            if not k.bound:
+                continue  # stale until a phase binds to it (CpuPool.clock_of)
+            r = pool.class_rate(key)
+            if r != k.rate:
+                rose = r > k.rate
+                self._retime(k, r, now)
+                if rose:
+                    self._reschedule(k)
+
     def _bind_phase(self, w: Work, pool, share: float, rem: float, now: float) -> None:
         """Bind compute phase ``w`` with ``rem`` core-seconds left to its pool's clock; a
         share of 0 (a cap of 0 cores) or a factor of 0 stalls it unbound instead."""
         cf = w.factor * share
         if cf > 0.0:
             w.cf = cf
-            self._bind(w, pool.clock, rem, now)
+            self._bind(w, pool.clock_of(w, share) if pool.membw else pool.clock, rem, now)
         else:
             w.remaining = rem
             pool.stalled[w] = None

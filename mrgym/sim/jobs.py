@@ -30,6 +30,10 @@ class JobProfile:
     # MB; 1 = uncompressed) and the CPU to decompress one MB of records (core-seconds)
     input_compression: float = 1.0
     decompress_cpu_s_per_mb: float = 0.0
+    # memory-bandwidth/LLC traffic per running core (0..1) and how much the phase suffers
+    # from others' (0..1): cpu.py's contention below the cores, values in MEMORY_CHARACTER
+    mem_pressure: float = 0.0
+    mem_sensitivity: float = 0.0
 
     def with_(self, **kw) -> JobProfile:
         return replace(self, **kw)
@@ -203,6 +207,36 @@ PROFILES: dict[str, JobProfile] = {
             source="Lee §4.4.1 Gridmix2 production mix (average character)",
         ),
     ]
+}
+
+# Each application's memory character (mem_pressure, mem_sensitivity) for cpu.py's
+# contention below the cores.  Bubble-Up (Mars et al., MICRO 2011) and Paragon
+# (Delimitrou & Kozyrakis, ASPLOS 2013) measure that streaming codes press the memory
+# system hardest but lose little to others (no cache reuse to lose), while codes that reuse
+# a cache-sized working set (hash tables, centroids, matrix tiles) are the sensitive ones,
+# and register-bound codes are neither.  Values on a 0..1 scale, chosen by that reading of
+# each job's map/reduce code (no paper measures Hadoop jobs this way); the calibration fits
+# membw_alpha/membw_capacity, not these.
+MEMORY_CHARACTER: dict[str, tuple[float, float, str]] = {
+    "terasort": (0.9, 0.3, "in-memory sort and merge of spill buffers: streaming"),
+    "sort": (0.9, 0.3, "identity map, sort of spill buffers: streaming"),
+    "teragen": (0.6, 0.2, "generates and serializes rows: streaming writes"),
+    "randomwriter": (0.6, 0.2, "generates random bytes: streaming writes"),
+    "grep": (0.7, 0.2, "regex scan over text: streaming reads"),
+    "distgrep": (0.7, 0.2, "regex scan over text: streaming reads"),
+    "wordcount": (0.6, 0.4, "tokenizes a stream into a combiner hash map"),
+    "twitter": (0.6, 0.5, "graph adjacency lists: pointer chasing over large tables"),
+    "piest": (0.05, 0.05, "Monte-Carlo sampling in registers (Halton sequence)"),
+    "bayes": (0.5, 0.7, "feature counting in large hash maps: LLC-sensitive"),
+    "kmeans": (0.4, 0.6, "streams points against cached centroids"),
+    "canopy": (0.3, 0.5, "streams points against cached canopy centres"),
+    "matrix": (0.7, 0.6, "matrix tiles: bandwidth-bound and cache-blocked"),
+    "crypto-gpu": (0.1, 0.1, "hashing words: compute-bound in registers"),
+    "gridmix": (0.6, 0.4, "production mix of sort-like and text jobs"),
+}
+PROFILES = {
+    name: p.with_(mem_pressure=MEMORY_CHARACTER[name][0], mem_sensitivity=MEMORY_CHARACTER[name][1])
+    for name, p in PROFILES.items()
 }
 
 # gridmix2's production data (Lee §4.4.1's jobs; configs/lee-cloud.yaml): its generator

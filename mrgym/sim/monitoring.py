@@ -253,7 +253,7 @@ class Monitor(Part):
             io += f.rate_now()
         return HostMetrics(
             vm_cpu,
-            pool.dom0_demand(),
+            pool.dom0_busy(),
             host.type.cores,
             min(1.0, io / disk.capacity) if disk.capacity else 0.0,
             len(disk.flows),

@@ -44,6 +44,30 @@ class ModelParams:
     # (cache/memory-bandwidth contention).  Small, so a CPU-bound task shows "no
     # significant slowdown until the background demand reaches the capacity" (ILA Fig. 1).
     corunner_penalty: float = 0.005
+    # Contention below the cores (cpu.py; Mars et al., Bubble-Up, MICRO 2011; Delimitrou &
+    # Kozyrakis, Paragon, ASPLOS 2013): co-located phases slow each other through the
+    # shared last-level cache and memory bandwidth before the cores are full, by an amount
+    # that depends on the co-runners' pressure and the victim's sensitivity (profile fields
+    # mem_pressure, mem_sensitivity).  A phase slows by 1 + membw_alpha * sensitivity *
+    # u / (1 - min(u, 0.9)), u = the other phases' pressure / (membw_capacity x cores): the
+    # M/M/1 queueing delay of a loaded memory controller.  0: off (cpu.PROPOSED has values).
+    membw_alpha: float = 0.0
+    # pressure units the host's memory system serves per core (a co-runner at full
+    # pressure on one core uses 1 unit)
+    membw_capacity: float = 0.5
+    # Dom0 as its own CPU pool (cpu.py; ILA §3.1; Ongaro, Cox & Rixner, VEE 2008): > 0 gives
+    # Dom0 this many cores, pinned outside the guests' cores, and every MB of guest I/O of a
+    # virtualized host costs dom0_core_s_per_mb core-seconds of it, so a saturated Dom0
+    # caps the host's I/O (its streams share dom0_cores / dom0_core_s_per_mb MB/s fairly);
+    # dom0_cores_per_stream is then unused.  0: Dom0's demand joins the host's pool as above.
+    dom0_cores: float = 0.0
+    dom0_core_s_per_mb: float = 0.01
+    # The credit scheduler's coupling of I/O to CPU (Ongaro et al., VEE 2008): with more runnable
+    # vCPUs than cores, a domain woken by an I/O completion waits for a time slice behind
+    # CPU-bound domains, so each request takes longer.  A guest I/O stream's rate is divided
+    # by 1 + credit_coupling x sum over its virtualized end hosts of max(0, runnable
+    # vCPUs / cores - 1), runnable = CPU demand rounded to whole vCPUs.  0: off.
+    credit_coupling: float = 0.0
     # --- Virtualization ---------------------------------------------------------------
     # Extra time of a compute phase / an I/O stream on a virtualized host, scaled by the
     # job profile's virt_sensitivity.  Generic benchmarks: ~5 % computation and ~15 % I/O

@@ -30,6 +30,8 @@ class Work:
         "clks",
         "vfin",
         "vseq",
+        "mp",
+        "ms",
     )
 
     def __init__(self, kind: str, total: float, event: simpy.Event, factor: float):
@@ -56,6 +58,8 @@ class Work:
         self.clks: tuple[Clock, ...] = ()  # its class's clock on each of its links
         self.vfin = 0.0
         self.vseq = 0  # the sequence number of its live entry in the clock's heap
+        # mp, ms: a compute phase's memory pressure and sensitivity (cpu.py), set only
+        # while memory contention is on
 
     def remaining_at(self, now: float) -> float:
         if not self.active:
