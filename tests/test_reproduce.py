@@ -35,7 +35,6 @@ from mrgym.reproduce.report import (
 from mrgym.reproduce.stats import figure
 
 # the module's tests share full_run: one xdist worker runs them all (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("reproduce")
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "reproduction"
