@@ -47,6 +47,7 @@ QUICK = {
     "pna-shuffle-xrack",
     "probe-guest-cache",
     "probe-compressed",
+    "probe-variability",
 }
 
 pytestmark = pytest.mark.xdist_group("reproduce")  # xdist: full_run is built once
