@@ -67,7 +67,6 @@ from mrgym.sim.scheduler import (
     speculate,
 )
 
-
 # Hadoop 0.20/1.x speculation (TaskInProgress.hasSpeculativeTask): a task is backed up once
 # its progress is SPECULATIVE_GAP behind its job's average and it has run SPECULATIVE_LAG.
 SPECULATIVE_GAP = 0.2

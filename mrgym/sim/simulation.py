@@ -44,6 +44,7 @@ from mrgym.sim.writeback import WriteCache, guest_caches
 
 __all__ = ["InvalidDecision", "Simulation"]
 
+
 def heavy_tail(
     rng: np.random.Generator, shape: tuple[int, int], p: float, alpha: float
 ) -> np.ndarray:
