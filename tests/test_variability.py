@@ -150,3 +150,21 @@ def test_probe_claim_quick(tmp_path: Path):
     off, on = res.data["off"], res.data["on"]
     assert on[0] > off[0] and on[1] > off[1]
     assert res.verdict in ("reproduced", "same direction")
+
+
+def test_pooled_dispersion_of_a_task_log():
+    from types import SimpleNamespace as R
+
+    from mrgym.reproduce.claims.probe_variability import map_dispersion, pooled_dispersion
+
+    # job 0: 100 maps of 1..100 s (median 50.5); job 1 too small to count
+    log = [R(kind="map", job=0, outcome="success", start=0.0, end=float(i)) for i in range(1, 101)]
+    log += [R(kind="map", job=1, outcome="success", start=0.0, end=500.0)]
+    log += [R(kind="map", job=0, outcome="killed", start=0.0, end=1e6)]
+    p90, p99, n = pooled_dispersion(log, min_maps=100)
+    assert n == 100
+    assert p90 == pytest.approx(np.percentile(np.arange(1, 101), 90) / 50.5)
+    assert p99 == pytest.approx(np.percentile(np.arange(1, 101), 99) / 50.5)
+    assert map_dispersion(log, 0) == pytest.approx((p90, p99))
+    with pytest.raises(ValueError, match="min_maps"):
+        pooled_dispersion(log, min_maps=1000)

@@ -45,6 +45,21 @@ def map_dispersion(task_log, job: int = 0) -> tuple[float, float]:
     return float(np.percentile(d, 90)) / med, float(np.percentile(d, 99)) / med
 
 
+def pooled_dispersion(task_log, min_maps: int = 100) -> tuple[float, float, int]:
+    """p90 and p99 of every successful map's duration over its job's median, pooled over
+    the jobs with >= ``min_maps`` successful maps (the Rumen anchor's statistic: 1.17 and
+    1.86 natively), and the number of maps pooled.  For fitting the noise parameters."""
+    by_job: dict[int, list[float]] = {}
+    for r in task_log:
+        if r.kind == "map" and r.outcome == "success":
+            by_job.setdefault(r.job, []).append(r.end - r.start)
+    rel = [np.array(d) / np.median(d) for d in by_job.values() if len(d) >= min_maps]
+    if not rel:
+        raise ValueError(f"min_maps: no job has >= {min_maps} successful maps")
+    x = np.concatenate(rel)
+    return float(np.percentile(x, 90)), float(np.percentile(x, 99)), int(x.size)
+
+
 def _scenario(maps: int, execution: dict) -> dict:
     g = {"count": HOSTS, "type": "xen-12core", "vms_per_host": VMS}
     job = {"name": "big", "profile": "terasort", "maps": maps, "reduces": 0}
