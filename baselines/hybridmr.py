@@ -140,7 +140,8 @@ class HybridMRScheduler(Scheduler):
         )
         self.phase2 = Phase2(**self._params) if phase2 else None
         self.control_period_s = float(period_s) if phase2 else None
-        self.inner = FairScheduler()
+        # Hadoop speculation off: phase II kills and pauses tasks itself (results kept)
+        self.inner = FairScheduler(speculation=False)
         self.n_gated = 0
 
     def reset(self, seed: int | None) -> None:

@@ -288,4 +288,5 @@ class LeeFairScheduler(DelayScheduler):
     name = "lee-fair"
 
     def __init__(self, node_wait_s: float = LEE_NODE_WAIT_S, rack_wait_s: float = LEE_RACK_WAIT_S):
-        super().__init__(node_wait_s, rack_wait_s)
+        # Algorithm 1 decides every slot itself; the thesis' simulator has no speculation
+        super().__init__(node_wait_s, rack_wait_s, speculation=False)

@@ -48,6 +48,7 @@ QUICK = {
     "probe-compressed",
     "probe-membw",
     "probe-dom0",
+    "probe-variability",
 }
 
 pytestmark = pytest.mark.xdist_group("reproduce")  # xdist: full_run is built once

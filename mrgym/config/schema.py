@@ -297,6 +297,10 @@ EXECUTION_BOUNDS: dict[str, dict[str, float]] = {
     "block_retry_s": {"gt": 0, "le": 3600},
     "noise_sigma": {"ge": 0, "le": 2},
     "noise_draws_per_task": {"ge": 1, "le": 64},  # attempt k uses draw k % this
+    "noise_tail_p": {"ge": 0, "le": 1},  # a probability per draw
+    "noise_tail_alpha": {"gt": 1, "le": 10},  # <= 1: the tail's mean would be infinite
+    "slow_vm_p": {"ge": 0, "le": 1},  # a probability per virtualized VM
+    "slow_vm_factor": {"ge": 1, "le": 100},  # x slower; < 1 would be a fast VM
     "sample_s": {"ge": 1, "le": 3600},  # the sampler's period: 0 would loop at one instant
     "dirty_ratio": {"ge": 0, "le": 1},  # a fraction of the workers' memory
     "task_heap_mb": {"ge": 0, "le": 1e5},  # one JVM heap per running task
@@ -307,6 +311,7 @@ EXECUTION_SWITCHES: tuple[str, ...] = ("guest_page_cache", "compressed_input")
 # The ModelParams fields that name a choice, and their choices.
 EXECUTION_CHOICES: dict[str, tuple[str, ...]] = {
     "task_choice": ("hadoop", "nodegroup", "lookahead"),
+    "noise_phases": ("compute", "all"),
 }
 
 

@@ -4,6 +4,14 @@ a reduce shuffles map outputs, computes and writes to HDFS.
 The fluid model (``execution.py``) sets every phase's rate; an attempt reports its end
 to the job tracker (``succeeded`` / ``fail``); a killed attempt waits on a cancelled
 work that never fires, so its process simply never resumes.
+
+Per-attempt variability (``params.py``): the task's noise draw for this attempt stretches
+its compute phase and, with ``noise_phases: all``, divides the rate factor of each of its
+own I/O streams by it when it is above 1 (a flow moves at most at its fair share of a
+link, so only the slow side of the draw applies to I/O; LATE, Mantri: stragglers on shared
+clusters are as often I/O-slow); a
+persistently slow VM (Bobtail) divides the factor of every phase its attempts run.  Which
+VMs are slow lives here only (``_slow_vm``), never in the ClusterView.
 """
 
 from __future__ import annotations
@@ -27,6 +35,27 @@ class AttemptRunner(Part):
         super().__init__(sim)
         self.shuffle_mb = 0.0
         self.shuffle_cross_rack_mb = 0.0
+        # hidden ground truth: VM id -> its slow factor (> 1), drawn at reset
+        self._slow_vm: dict[int, float] = {}
+        self._noise_io = self.params.noise_phases == "all"
+
+    def draw_slow_vms(self, rng) -> None:
+        """Mark each VM of a virtualized host slow with probability ``slow_vm_p`` (one
+        uniform per VM, in VM order, drawn whatever the outcome: policy-independent)."""
+        p = self.params
+        if p.slow_vm_p <= 0 or p.slow_vm_factor == 1.0:
+            return
+        vms = self.topo.vms
+        u = rng.random(len(vms))
+        for vm, x in zip(vms, u.tolist()):
+            if vm.host.virtualized and x < p.slow_vm_p:
+                self._slow_vm[vm.id] = p.slow_vm_factor
+
+    def slow_factor(self, vm: VM) -> float:
+        """How many times slower ``vm`` runs every phase (1: not slow; native: never)."""
+        if not self._slow_vm or not vm.host.virtualized:
+            return 1.0
+        return self._slow_vm.get(vm.id, 1.0)
 
     def bind(self, tracker) -> None:
         self.tracker = tracker
@@ -74,7 +103,14 @@ class AttemptRunner(Part):
             if h is not None and h not in hosts:
                 hosts.append(h)
         dom0 = tuple(h for h in hosts if h.virtualized)
-        w = self.engine.flow(links, mb, self.io_factor(hosts, job) * extra, dom0, tag)
+        f = self.io_factor(hosts, job) * extra
+        if self._noise_io:  # noise_phases "all": this attempt's draw stretches its I/O too
+            noise = att.task.noise[att.number % len(att.task.noise)]
+            if noise > 1.0:  # a lucky draw cannot move data faster than its link share
+                f /= noise
+        if self._slow_vm:
+            f /= self.slow_factor(att.vm)
+        w = self.engine.flow(links, mb, f, dom0, tag)
         if absorbed:
             w.absorbed = tuple(absorbed)
         if att.vm.paused:  # a paused VM's attempts make no progress until it resumes
@@ -85,7 +121,10 @@ class AttemptRunner(Part):
     def compute(self, att: Attempt, vm: VM, job: Job, core_s: float):
         """The attempt's compute phase: ``core_s`` reference core-seconds on ``vm``."""
         att.cpu_s = core_s
-        w = self.engine.compute(vm, core_s, self.cpu_factor(vm, job), job.profile)
+        f = self.cpu_factor(vm, job)
+        if self._slow_vm:
+            f /= self.slow_factor(vm)
+        w = self.engine.compute(vm, core_s, f, job.profile)
         if vm.paused:  # a paused VM's attempts make no progress until it resumes
             self.engine.suspend(w)
         att.work = w

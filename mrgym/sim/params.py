@@ -107,6 +107,30 @@ class ModelParams:
     # Independent multipliers drawn per task at reset: attempt k uses draw k % this, so a
     # speculative or re-executed copy gets different (but policy-independent) luck.
     noise_draws_per_task: int = 4
+    # Which phases the multiplier stretches: "compute" (the compute phase only) or "all"
+    # (also the attempt's own I/O streams: a map's read and write, a reduce's shuffle copies
+    # and HDFS write, each flow's rate divided by it when it is > 1: a flow never exceeds its
+    # fair share of a link).  On a virtualized cluster a straggler
+    # is as often slow in its I/O as in its CPU: co-located VMs contend for disk and network
+    # (LATE, Zaharia et al. OSDI'08; Mantri, OSDI'10: contention is a main cause).
+    noise_phases: str = "compute"
+    # Heavy tail of the noise: with probability noise_tail_p an attempt's draw is further
+    # multiplied by a Pareto(noise_tail_alpha) factor >= 1 (x_m = 1).  Outlier durations in
+    # production clusters are heavy-tailed (Mantri, OSDI'10; Dolly, NSDI'13: the slowest
+    # task of a phase runs several times the median).  Drawn from the "tail" stream at reset, so
+    # every policy sees the same outliers.  0: off (the draws stay log-normal).
+    noise_tail_p: float = 0.0
+    noise_tail_alpha: float = 2.0
+    # --- Persistently slow VMs -------------------------------------------------------
+    # Each VM of a virtualized host is slow with probability slow_vm_p for the whole
+    # episode: its compute phases and its attempts' I/O streams run slow_vm_factor x slower.
+    # A VM's slowness is a persistent property of its placement, not transient noise
+    # (Bobtail, Xu et al. NSDI'13: co-scheduled CPU-bound neighbours under Xen; LATE measured
+    # a spread of per-VM I/O throughput of about 2x on EC2).  Native hosts never
+    # are.  Drawn from the "slowvm" stream at reset and hidden from schedulers: only its
+    # effect shows in monitoring.  slow_vm_p = 0 (or slow_vm_factor = 1): off.
+    slow_vm_p: float = 0.0
+    slow_vm_factor: float = 1.0
     # --- Compressed input (gridmix2's block-compressed SequenceFiles) -------------------
     # On: a map whose profile has input_compression r > 1 reads input_mb / r from disk and
     # network and spends decompress_cpu_s_per_mb per MB of records (jobs.py).  False:
@@ -119,5 +143,21 @@ class ModelParams:
 
 DEFAULT_PARAMS = ModelParams()
 
+# Proposed "on" values of the variability mechanisms (the lead fits the final ones):
+# a few percent of outliers with an infinite-variance tail (Mantri and Dolly: outliers are a
+# few percent of tasks and run several times the median), and 15 % of VMs 2x slow (LATE's EC2
+# measurements: co-located VMs' I/O throughput differs by a factor of about 2).  Choices
+# within those bounds, not fits: docs/model.md §2.
+VARIABILITY_PROPOSED: dict[str, float | str] = {
+    "noise_phases": "all",
+    "noise_tail_p": 0.05,
+    "noise_tail_alpha": 1.5,
+    "slow_vm_p": 0.15,
+    "slow_vm_factor": 2.0,
+}
 # Proposed "on" values of this part's mechanisms (the calibration fits and flips them).
-PROPOSED: dict[str, object] = {"guest_page_cache": True, "compressed_input": True}
+PROPOSED: dict[str, object] = {
+    "guest_page_cache": True,
+    "compressed_input": True,
+    **VARIABILITY_PROPOSED,
+}

@@ -4,13 +4,24 @@ Streams drawn at reset (``workload``, ``noise``, ``placement``, ``failures``,
 ``interactive``) are consumed the same way whatever the policy does, so every policy faces
 the same jobs, block placement, task luck, failures and interactive load for a seed.
 ``dynamic`` serves draws whose number depends on the run (replicas of output blocks).
+``tail`` (heavy-tailed outliers of the task noise) and ``slowvm`` (persistently slow VMs)
+were added after the others, so that drawing them never shifts an older stream's draws.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-NAMES = ("workload", "noise", "placement", "failures", "interactive", "dynamic")
+NAMES = (
+    "workload",
+    "noise",
+    "placement",
+    "failures",
+    "interactive",
+    "dynamic",
+    "tail",
+    "slowvm",
+)
 
 
 class Streams:
@@ -25,3 +36,5 @@ class Streams:
     failures: np.random.Generator
     interactive: np.random.Generator
     dynamic: np.random.Generator
+    tail: np.random.Generator
+    slowvm: np.random.Generator

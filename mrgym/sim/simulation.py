@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+import numpy as np
 import simpy
 
 from mrgym.sim.attempts import AttemptRunner
@@ -42,6 +43,18 @@ from mrgym.sim.view import ClusterView
 from mrgym.sim.writeback import WriteCache, guest_caches
 
 __all__ = ["InvalidDecision", "Simulation"]
+
+
+def heavy_tail(
+    rng: np.random.Generator, shape: tuple[int, int], p: float, alpha: float
+) -> np.ndarray:
+    """Factors >= 1 of a heavy-tailed outlier: Pareto(``alpha``, x_m = 1) with probability
+    ``p``, else 1 (Mantri, Dolly: outlier durations are heavy-tailed).  Both variates are
+    drawn for every entry, so a draw's luck does not depend on the others' outcomes."""
+    hit = rng.random(shape) < p
+    pareto = 1.0 + rng.pareto(alpha, shape)  # numpy's pareto is Lomax: shift to x_m = 1
+    return np.where(hit, pareto, 1.0)
+
 
 # gc thresholds during ``run`` (generation 0 allocations, then 1 and 2 collections)
 GC_THRESHOLD = (20000, 50, 50)
@@ -113,6 +126,7 @@ class Simulation:
         self.ctx.jobs = self.tracker.active_list
         # reset-time draws, in a fixed order: every policy meets the same episode
         self._draw_workload(specs)
+        self.tasks.draw_slow_vms(self.rng.slowvm)
         self.dynamics.draw()
         self.beats.draw_offsets(self.rng.placement)
         scheduler.reset(seed)
@@ -123,12 +137,18 @@ class Simulation:
         p = self.params
         sigma = p.noise_sigma
         m = p.noise_draws_per_task
+        tail_p = p.noise_tail_p
         tracker = self.tracker
 
         def noise(n: int) -> list[tuple[float, ...]]:
-            if sigma <= 0:
+            if sigma <= 0 and tail_p <= 0:
                 return [(1.0,) * m] * n
-            arr = self.rng.noise.lognormal(-0.5 * sigma * sigma, sigma, size=(n, m))
+            if sigma > 0:
+                arr = self.rng.noise.lognormal(-0.5 * sigma * sigma, sigma, size=(n, m))
+            else:
+                arr = np.ones((n, m))
+            if tail_p > 0:
+                arr *= heavy_tail(self.rng.tail, (n, m), tail_p, p.noise_tail_alpha)
             return [tuple(r) for r in arr.tolist()]
 
         for jid, spec in enumerate(sorted(specs, key=lambda s: s.submit_s)):
