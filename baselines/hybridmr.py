@@ -10,7 +10,9 @@ virtualized hosts that also run interactive applications.
   cluster reaches its desired completion time, else on the virtual pool; transactional
   applications always run virtual (they are the interactive VMs of the scenario).
 * **Phase II** (§III.B, Algorithm 3; ``control`` and a gate in ``decide``): the DRM and
-  the IPS of :mod:`baselines.hybridmr_phase2`.
+  the IPS of :mod:`baselines.hybridmr_phase2`, with the IPS's budget from the linear
+  regression model of :mod:`baselines.hybridmr_ips`, fitted to a profiling run's
+  monitoring (:class:`LearnedPhase2`); the base class's M/M/1-PS budget is not used.
 * Task assignment inside a pool is Hadoop's FairScheduler (§IV: "The Hadoop FairScheduler
   [5] scheduling policy is used"), i.e. ``fair`` (:mod:`baselines.classic`), except that
   a VM takes first the task Algorithm 3 reassigned to it.
