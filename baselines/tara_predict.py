@@ -192,20 +192,17 @@ def _app(learned: Learned, hosts: list, maps: int, reduces: int, input_mb: float
 
 def _calibrate_io(m: TaraModel, learned: Learned, hosts: list, virt: np.ndarray) -> float:
     """The virtualized-I/O factor at which the engine predicts the history run's measured
-    tail (last map's end to the job's end: the rest of the shuffle, the reduces and their
-    writes, the part the factor governs) on the history run's placement.  Bisection (the
-    prediction falls as the factor grows), clipped to ``IO_RANGE``; 1 without virtualized
-    hosts, reduces or a finished history run."""
+    JCT on the history run's placement.  Bisection (the prediction falls as the factor
+    grows), clipped to ``IO_RANGE``; 1 without virtualized hosts, reduces or a finished
+    history run."""
     h = learned.history
-    if not virt.any() or h is None or h.reduces == 0 or not h.tail_s > 0:
+    if not virt.any() or h is None or h.reduces == 0 or not h.jct_s > 0:
         return 1.0
     mh = replace(m, **_app(learned, hosts, h.maps, h.reduces, h.input_mb))
     placed = np.array([h.hosts])
-    maps_s = float(predict_batch(replace(mh, reduces=0), placed)[0])  # no I/O factor in it
 
     def err(x: float) -> float:
-        jct = float(predict_batch(replace(mh, io=np.where(virt, x, 1.0)), placed)[0])
-        return jct - maps_s - h.tail_s
+        return float(predict_batch(replace(mh, io=np.where(virt, x, 1.0)), placed)[0]) - h.jct_s
 
     lo, hi = IO_RANGE
     if err(hi) >= 0:  # even an unhindered hypervisor predicts the run slower

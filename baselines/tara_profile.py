@@ -17,9 +17,8 @@ parameter from :func:`learn`, never from the simulator's model.
     and the local write with ``map_slots`` maps sharing a disk, and the virtualization
     overheads of that platform, as measured (the engine scales it by the map's input
     MB).  A host type the history run did not use gets the mean over the types it did;
-  - the :class:`History` (job, placement, JCT and the tail after its last map) on which
-    the engine calibrates its virtualized-I/O factor
-    (:func:`baselines.tara_predict.build_model`).
+  - the :class:`History` (job, placement, JCT) on which the engine calibrates its
+    virtualized-I/O factor (:func:`baselines.tara_predict.build_model`).
 
 Choices where the thesis is silent: ``SUBSET`` = 1 (the previous run of the same job: a
 smaller subset leaves task start-up and heartbeats a larger share of the run, which the
@@ -51,7 +50,6 @@ class History:
     input_mb: float
     hosts: tuple[int, ...]  # the host of each VM (the IaaS's default placement)
     jct_s: float
-    tail_s: float  # from the last map's end to the job's end (shuffle rest, reduce, write)
 
 
 @dataclass(frozen=True)
@@ -135,14 +133,12 @@ def _learn_cached(key: str, job: int) -> Learned:
         {h.name: h.type.name for h in sim.topo.hosts},
     )
     done = run.finish_s is not None and run.arrived_s is not None
-    last_map = max((t.finish_s or 0.0) for t in run.maps)
     history = History(
         len(run.maps),
         len(run.reduces),
         float(sum(t.input_mb for t in run.maps)),
         tuple(vm.host.id for vm in sim.topo.workers),
         run.finish_s - run.arrived_s if done else 0.0,
-        run.finish_s - last_map if done else 0.0,
     )
     return replace(learned, history=history)
 
