@@ -35,7 +35,8 @@ Parameters and defaults
   would profile it on its training cluster first; the simulator has no such step.
 - Phase II's parameters: :class:`baselines.hybridmr_phase2.Phase2`.
 
-Deviations: see the two modules' docstrings; memory is not managed (no memory resource).
+Deviations: see the two modules' docstrings; memory is managed only with the simulator's
+guest page caches (``execution.guest_page_cache``), the one guest memory it models.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ class HybridMRScheduler(Scheduler):
         self,
         phase1: bool = True,
         phase2: bool = True,
-        manage: tuple[str, ...] | list[str] | str = ("cpu", "io"),
+        manage: tuple[str, ...] | list[str] | str = ("cpu", "io", "mem"),
         desired_slack: float = 0.08,
         period_s: float = 3.0,
         headroom: float = 0.2,

@@ -37,14 +37,33 @@ the :class:`Phase2` controller looks at every virtualized host that runs Hadoop 
   paused VM resumes once the response time is back below ``resume_frac`` x SLA and its
   demand fits the budget.
 
+* **DRM, memory** (§III.B.1: "Separate estimation models are built for CPU, memory and
+  I/O resource profiles of a task"; the mechanism is deferred to [31]: under Xen, memory
+  moves between co-hosted guests only through their balloon drivers).  Only with the simulator's guest page
+  caches (``execution.guest_page_cache``); without them a VM has no memory of its own to
+  move and ``mem`` does nothing.  The LRM reads each worker VM's memory monitoring (the
+  guest's dirty pages, its dirty threshold and the MB its writers were throttled to the
+  disk since the last period: ``VmMetrics``).  A VM's pressure is its dirty pages over
+  its threshold, plus 1 if its writers were throttled in the last period; one at or above
+  ``mem_high`` (1.0: throttled) is memory-deficit, one below ``mem_low`` has memory to
+  spare.  Each period the balancer moves ``mem_step_gb`` from the host's most idle Hadoop VM (a worker or, in the split
+  architecture, the DataNode VM) to its most pressed deficit one
+  (balloon inflated in one, deflated in the other: the host's total is unchanged), never
+  leaving a VM below ``mem_floor`` of its configured memory.  The paper's piece-wise
+  linear regression of memory [31] is not given; this threshold rule uses the same
+  signal.  The interactive VMs' memory is not managed: the simulator's interactive model
+  has no memory dependence (its response time depends on CPU only).
+
 Deviations and choices (the paper defers the models to [31] and gives no constants):
 ``headroom`` 0.2 (the interactive load may grow 20 % within a period), ``target_frac`` 0.5
 (aim at half the SLA), ``min_cap`` 0.25
 cores, ``io_min_eff`` 0.5, ``resume_frac`` 0.5, ``max_pause_s`` 30 s, reservation lifetime two periods, migration
 downtime 1 s.  A VM's cap may exceed its vCPUs up to its host's cores (Xen vCPU hot-plug up
 to ``maxvcpus``): with one vCPU per VM, as the paper configures them, no redistribution
-between VMs would otherwise be possible.  Memory is not managed: the simulator has no
-memory resource other than the page cache (docs/reproduction/report.md, Fig. 8(b)).
+between VMs would otherwise be possible.  Memory: ``mem_step_gb`` 0.25 GB (a balloon
+moves memory in steps; the paper gives none), ``mem_high`` 1.0 (0.8, a nearly full cache
+also counting, did worse on Fig. 8(c)'s mix: -5.1 % vs -4.7 %), ``mem_low`` 0.3,
+``mem_floor`` 0.5.
 """
 
 from __future__ import annotations
@@ -55,9 +74,9 @@ import numpy as np
 from scipy.optimize import curve_fit
 
 from mrgym.sim.jobs import PENDING
-from mrgym.sim.scheduler import MAP, REDUCE, Kill, Migrate, Pause, Resume, Throttle
+from mrgym.sim.scheduler import MAP, REDUCE, Balloon, Kill, Migrate, Pause, Resume, Throttle
 
-MANAGED = frozenset({"cpu", "io"})
+MANAGED = frozenset({"cpu", "io", "mem"})
 
 
 def _eff(n, a, b, k):
@@ -123,6 +142,10 @@ class Phase2:
     max_pause_s: float = 30.0
     downtime_s: float = 1.0
     migrate: bool = True
+    mem_step_gb: float = 0.25
+    mem_high: float = 1.0
+    mem_low: float = 0.3
+    mem_floor: float = 0.5
     caps: dict[int, float] = field(default_factory=dict)  # vm id -> cap set by Throttle
     paused: dict[int, float] = field(default_factory=dict)  # vm id -> since
     pressured: set[int] = field(default_factory=set)  # host ids under SLA pressure
@@ -134,13 +157,15 @@ class Phase2:
     n_paused: int = 0
     n_migrated: int = 0
     n_throttles: int = 0
+    n_balloons: int = 0
+    balloons: dict[int, float] = field(default_factory=dict)  # vm id -> balloon set (GB)
+    seen_throttled: dict[int, float] = field(default_factory=dict)  # vm id -> MB last period
 
     def __post_init__(self) -> None:
         unknown = set(self.manage) - MANAGED
         if unknown:
             raise ValueError(
-                f"hybridmr manage: expected a subset of {sorted(MANAGED)}, got {sorted(unknown)} "
-                "(memory is not modelled by the simulator)"
+                f"hybridmr manage: expected a subset of {sorted(MANAGED)}, got {sorted(unknown)}"
             )
         self.manage = frozenset(self.manage)
         for name, lo, hi, lo_open in (
@@ -152,6 +177,10 @@ class Phase2:
             ("io_min_eff", 0.0, 1.0, False),
             ("downtime_s", 0.0, None, False),
             ("max_pause_s", 0.0, None, False),
+            ("mem_step_gb", 0.0, None, True),
+            ("mem_high", 0.0, 1.0, True),
+            ("mem_low", 0.0, 1.0, False),
+            ("mem_floor", 0.0, 1.0, False),
         ):
             v = getattr(self, name)
             bad = (
@@ -217,6 +246,47 @@ class Phase2:
             acts += self._resume(h, budget, view)
             if "cpu" in self.manage:
                 acts += self._balance(h, budget)
+            if "mem" in self.manage:
+                acts += self._balance_memory(h, view)
+        return acts
+
+    def _balance_memory(self, host, view) -> list:
+        """DRM, memory: one balloon step from the most idle donor to the most pressed
+        memory-deficit worker VM of ``host`` (module docstring), from monitoring only."""
+        press: dict[int, float] = {}
+        # the host's Hadoop VMs: its workers and, in the split architecture, its DataNode
+        # VM, whose cache takes every HDFS replica written to the host
+        vms = {
+            vm.id: vm
+            for vm in host.vms
+            if vm.memory_gb > 0 and vm.alive and view.interactive_app(vm) is None
+        }
+        for vid, vm in vms.items():
+            m = view.vm_metrics(vm)
+            if m.dirty_limit_mb <= 0 and m.dirty_mb <= 0 and m.throttled_mb <= 0:
+                continue  # no guest page cache to read (guest_page_cache off)
+            throttled = m.throttled_mb - self.seen_throttled.get(vid, 0.0)
+            self.seen_throttled[vid] = m.throttled_mb
+            fill = m.dirty_mb / m.dirty_limit_mb if m.dirty_limit_mb > 0 else 1.0
+            press[vid] = fill + (1.0 if throttled > 0 else 0.0)
+        if len(press) < 2:
+            return []
+        need = max(press, key=lambda v: (press[v], -v))
+        give = min(press, key=lambda v: (press[v], v))
+        if press[need] < self.mem_high or press[give] >= self.mem_low:
+            return []
+        step = self.mem_step_gb
+        donor, taker = vms[give], vms[need]
+        room = donor.memory_gb * (1.0 - self.mem_floor) - self.balloons.get(give, 0.0)
+        # a guest can grow only up to its maxmem (here twice its memory: Dynamics clamps)
+        headroom = taker.memory_gb + self.balloons.get(need, 0.0)
+        if room < step - 1e-9 or headroom < step - 1e-9:
+            return []
+        acts = []
+        for vid, delta in ((give, step), (need, -step)):
+            self.balloons[vid] = round(self.balloons.get(vid, 0.0) + delta, 6)
+            acts.append(Balloon(vid, self.balloons[vid]))
+        self.n_balloons += 1
         return acts
 
     def _balance(self, host, budget: float) -> list:

@@ -15,7 +15,14 @@ import pytest
 from helpers import run_cli
 
 from mrgym import ScenarioError, load_scenario
-from mrgym.config import EXECUTION_BOUNDS, EXECUTION_CHOICES, MAX_FILE_BYTES, Scenario, parse_yaml
+from mrgym.config import (
+    EXECUTION_BOUNDS,
+    EXECUTION_CHOICES,
+    EXECUTION_SWITCHES,
+    MAX_FILE_BYTES,
+    Scenario,
+    parse_yaml,
+)
 from mrgym.sim.params import ModelParams
 
 
@@ -258,7 +265,12 @@ def test_every_numeric_key_is_finite_and_bounded(key):
 
 def test_every_model_param_has_bounds():
     names = {f.name for f in dataclasses.fields(ModelParams)}
-    assert names <= set(EXECUTION_BOUNDS) | set(EXECUTION_CHOICES)
+    assert names <= set(EXECUTION_BOUNDS) | set(EXECUTION_CHOICES) | set(EXECUTION_SWITCHES)
+
+
+def test_a_switch_param_takes_only_true_or_false():
+    msg = refused({**BASE, "execution.guest_page_cache": 1})
+    assert msg.startswith("ila72.execution.guest_page_cache: "), msg
 
 
 def test_a_choice_param_names_its_choices():

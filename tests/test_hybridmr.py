@@ -244,8 +244,8 @@ def test_hybridmr_is_deterministic_and_registered():
     assert a == b
     assert registry.entry_point("hybridmr") == "baselines.hybridmr:HybridMRScheduler"
     assert registry.make("hybridmr-phase1").phase2 is None
-    with pytest.raises(ValueError, match="memory is not modelled"):
-        registry.make("hybridmr", manage="cpu+memory")
+    with pytest.raises(ValueError, match="expected a subset of"):
+        registry.make("hybridmr", manage="cpu+memory")  # the resource is "mem"
 
 
 def test_gym_loop_with_hybridmr_hooks_delegated():

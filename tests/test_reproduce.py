@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from mrgym.calibration import FILE
 from mrgym.cli import main
-from mrgym.reproduce import VERDICTS, Claim, Result
+from mrgym.reproduce import VERDICTS, Claim, Result, roles
 from mrgym.reproduce import report as rep
 from mrgym.reproduce.claims import finish
 from mrgym.reproduce.report import (
@@ -38,7 +39,15 @@ pytestmark = pytest.mark.xdist_group("reproduce")
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "reproduction"
-QUICK = {"ila-scalability", "ila-fig12", "pna-jct", "pna-table3", "pna-shuffle-xrack"}
+QUICK = {
+    "ila-scalability",
+    "ila-fig12",
+    "pna-jct",
+    "pna-table3",
+    "pna-shuffle-xrack",
+    "probe-guest-cache",
+    "probe-compressed",
+}
 
 pytestmark = pytest.mark.xdist_group("reproduce")  # xdist: full_run is built once
 
@@ -86,7 +95,7 @@ def test_every_claim_runs_once_without_error(full_run):
     assert rc == 0 and not failed, failed
     keys = [c.key for c in select(load_claims())]
     assert [c["key"] for c in res["claims"]] == keys  # each once, in the report's order
-    assert len(keys) == 51
+    assert len(keys) == len(load_claims())
     assert f"[{len(keys)}/{len(keys)}]" in stderr  # progress lines off a terminal
     assert f"wrote {out / REPORT}" in stdout
 
@@ -101,13 +110,13 @@ def test_report_table_and_sections(full_run):
     assert "`mrgym reproduce --update` rewrites `docs/reproduction/`" in md
     header, rows = _table(md)
     assert tuple(header) == COLUMNS
-    assert len(rows) == 51
+    assert len(rows) == len(load_claims())
     for row in rows:
         assert len(row) == len(COLUMNS), row
         assert row[COLUMNS.index("verdict")].strip("*") in VERDICTS
         assert all(cell for cell in row), row  # no empty cell: every row says why
     links = _links(md)
-    assert len(links) == 51
+    assert len(links) == len(load_claims())
     for link in links:  # each figure beside the report, linked relatively
         assert "/" not in link and (out / link).stat().st_size > 1000, link
 
@@ -176,6 +185,8 @@ def test_committed_report_is_what_update_writes():
     assert all(c["plot"] == f"{c['key']}.png" for c in res["claims"])
     # nothing else in the folder: --update replaces exactly these files
     expect = {REPORT, RESULTS, *(f"{k}.png" for k in keys)}
+    # ... and the calibration's record, which `mrgym calibrate --update` writes beside them
+    expect |= {FILE} if (COMMITTED / FILE).is_file() else set()
     assert {p.name for p in COMMITTED.iterdir()} == expect
     assert not (REPO / "REPRODUCTION.md").exists() and not (REPO / "reproduction").exists()
 
@@ -231,10 +242,12 @@ STUBS = [
 @pytest.fixture
 def stubs(monkeypatch):
     monkeypatch.setattr(rep, "load_claims", lambda: list(STUBS))
+    for key in ("stub-drawn", "stub-fine", "stub-broken", "stub-stop"):  # a claim must have a role
+        monkeypatch.setitem(roles.TABLE, key, roles.VALIDATION)
     return STUBS
 
 
-def test_a_failing_experiment_is_a_row_not_a_crash(tmp_path):
+def test_a_failing_experiment_is_a_row_not_a_crash(stubs, tmp_path):
     claims = [
         Claim("ila", "stub-broken", "Fig. 0", "broken", "1x", _broken),
         Claim("lee", "stub-fine", "§0", "fine", "1x", _fine),

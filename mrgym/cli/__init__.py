@@ -9,6 +9,7 @@ mrgym evaluate --model runs/RUN [--seeds 100-109] [--csv FILE]
 mrgym reproduce --paper all [--seeds 3] [--update | --out DIR] [--claims K,..] [--quick] [--list]
 mrgym tune --config configs/train/ppo_ila72.yaml --samples 8   # Ray Tune + Optuna + ASHA
 mrgym predict --config lee-gpu --job 1 [--samples K] [--history-seeds 0-9]  # Lee ch. 5
+mrgym calibrate [--stage A,B,C] [--quick] [--update | --out FILE]  # docs/calibration.md
 mrgym scenarios            # bundled scenarios, one line each
 mrgym schedulers           # registered scheduler names (mrgym.registry)
 mrgym --version
@@ -171,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mrgym.cli.predict import add_parser as add_predict
 
     add_predict(sub, HelpFormatter)
+    from mrgym.cli.calibrate import add_parser as add_calibrate
+
+    add_calibrate(sub, HelpFormatter)
     sub.add_parser(
         "scenarios", help="list the bundled scenarios", formatter_class=HelpFormatter
     ).set_defaults(func=cmd_scenarios)

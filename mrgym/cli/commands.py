@@ -254,7 +254,14 @@ def _list_claims(paper: str) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from mrgym.reproduce.report import REPORT, RESULTS, check_target, reproduce, table
+    from mrgym.reproduce.report import (
+        REPORT,
+        RESULTS,
+        check_target,
+        counts_text,
+        reproduce,
+        table,
+    )
 
     if args.list:
         return _list_claims(args.paper)
@@ -281,6 +288,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         quick=args.quick,
     )
     print(table(outcomes))
+    print("\n" + counts_text(outcomes))
     plots = sum(o.result.plot is not None for o in outcomes)
     print(f"\nwrote {path}, {plots} plot(s) and {RESULTS} in {path.parent}/")
     failed = [o.claim.key for o in outcomes if o.failed]

@@ -33,7 +33,7 @@ names (import them from here):
 * :mod:`mrgym.config.errors`: :class:`ScenarioError`, :func:`short` and the one-line form
   of a validation error;
 * :mod:`mrgym.config.schema`: :class:`Scenario`, the models of its sections and the bounds
-  of ``execution.*`` (:data:`EXECUTION_BOUNDS`, :data:`EXECUTION_CHOICES`);
+  of ``execution.*`` (:data:`EXECUTION_BOUNDS`, :data:`EXECUTION_CHOICES`, :data:`EXECUTION_SWITCHES`);
 * :mod:`mrgym.config.checks`: the cross-checks of a whole scenario;
 * :mod:`mrgym.config.yaml`: :func:`parse_yaml`, :func:`read_yaml_file`;
 * :mod:`mrgym.config.load`: :func:`load_scenario`, :func:`available_scenarios`,
@@ -60,6 +60,7 @@ from mrgym.config.load import CONFIG_DIR, available_scenarios, load_scenario  # 
 from mrgym.config.schema import (  # noqa: F401
     EXECUTION_BOUNDS,
     EXECUTION_CHOICES,
+    EXECUTION_SWITCHES,
     PROFILE_HINT,
     ClusterSpec,
     DynamicsSpec,

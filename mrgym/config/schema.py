@@ -14,6 +14,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     create_model,
     field_validator,
     model_validator,
@@ -293,8 +294,11 @@ EXECUTION_BOUNDS: dict[str, dict[str, float]] = {
     "noise_draws_per_task": {"ge": 1, "le": 64},  # attempt k uses draw k % this
     "sample_s": {"ge": 1, "le": 3600},  # the sampler's period: 0 would loop at one instant
     "dirty_ratio": {"ge": 0, "le": 1},  # a fraction of the workers' memory
+    "task_heap_mb": {"ge": 0, "le": 1e5},  # one JVM heap per running task
 }
 _DEFAULT_BOUNDS = {"ge": 0, "le": 1e6}
+# The ModelParams fields that switch a mechanism on (true) or off (false).
+EXECUTION_SWITCHES: tuple[str, ...] = ("guest_page_cache", "compressed_input")
 # The ModelParams fields that name a choice, and their choices.
 EXECUTION_CHOICES: dict[str, tuple[str, ...]] = {
     "task_choice": ("hadoop", "nodegroup", "lookahead"),
@@ -307,7 +311,10 @@ def _execution_model() -> type[BaseModel]:
         if name in EXECUTION_CHOICES:
             fields[name] = (Literal[EXECUTION_CHOICES[name]], val)
             continue
-        typ = Int if isinstance(val, int) and not isinstance(val, bool) else Float
+        if isinstance(val, bool):  # EXECUTION_SWITCHES: true/false only (1 is not true)
+            fields[name] = (StrictBool, val)
+            continue
+        typ = Int if isinstance(val, int) else Float
         fields[name] = (typ, Field(val, **EXECUTION_BOUNDS.get(name, _DEFAULT_BOUNDS)))
     return create_model("ExecutionSpec", __base__=_Strict, **fields)
 

@@ -69,14 +69,21 @@ def cluster(hosts: list[dict], racks: int = 1, **kw: Any) -> dict:
     return c
 
 
-def scenario(cluster_: dict, jobs: list[dict], replication: int = 1, **kw: Any) -> dict:
-    """A scenario dict with an explicit job list and no task-duration noise."""
+def scenario(
+    cluster_: dict,
+    jobs: list[dict],
+    replication: int = 1,
+    params: dict | None = None,
+    **kw: Any,
+) -> dict:
+    """A scenario dict with an explicit job list and no task-duration noise; ``params``:
+    further ``execution`` fields (``ModelParams``), e.g. a calibration's trial values."""
     sc: dict[str, Any] = {
         "name": "probe",
         "cluster": cluster_,
         "hdfs": {"replication": replication, "block_mb": kw.pop("block_mb", 128)},
         "workload": {"kind": "jobs", "jobs": jobs},
-        "execution": {"noise_sigma": 0.0},
+        "execution": {"noise_sigma": 0.0, **(params or {})},
     }
     sc.update(kw)
     return sc
@@ -94,7 +101,7 @@ FIG3_CATALOG = {"ila-fig3": {"cores": 10, "core_speed": 1.0, "disk_mbps": 100, "
 LOCALITY_LEVELS = ("node", "server", "rack", "off_rack")
 
 
-def locality_map_time(level: int, seed: int = 0) -> float:
+def locality_map_time(level: int, seed: int = 0, params: dict | None = None) -> float:
     """Time of one 100 MB TeraSort map launched at locality ``level`` (0..3) on the ILA
     Fig. 3 cluster (background traffic takes 30 % of the links)."""
     sc = scenario(
@@ -106,6 +113,7 @@ def locality_map_time(level: int, seed: int = 0) -> float:
             catalog=FIG3_CATALOG,
         ),
         [{"profile": "terasort", "maps": 1, "reduces": 0, "input_mb": 100}],
+        params=params,
     )
     return map_time(sc, Pinned(levels={0: level}), seed=seed)
 
@@ -115,7 +123,9 @@ HOST_VMS = 8
 HOST_CORES = 10  # xen-12core's guest cores
 
 
-def cohosted_probe(probe: str, background: str, bg: int, bg_mb: float, seed: int = 0) -> float:
+def cohosted_probe(
+    probe: str, background: str, bg: int, bg_mb: float, seed: int = 0, params: dict | None = None
+) -> float:
     """Map time of a one-map ``probe`` job on VM 0 while ``bg`` long maps of
     ``background`` (``bg_mb`` each, so they outlast the probe) run on the 7 co-hosted
     VMs of one 10-core Xen host; the probe arrives at 5 s, when they are all running."""
@@ -136,21 +146,22 @@ def cohosted_probe(probe: str, background: str, bg: int, bg_mb: float, seed: int
             },
         )
         pins = {0: set(range(1, HOST_VMS)), 1: {0}}
-    sc = scenario(cluster([{"count": 1, "type": "xen-12core", "vms_per_host": HOST_VMS}]), jobs)
+    host = [{"count": 1, "type": "xen-12core", "vms_per_host": HOST_VMS}]
+    sc = scenario(cluster(host), jobs, params=params)
     return map_time(sc, Pinned(pins=pins), job=1 if bg else 0, seed=seed)
 
 
-def cpu_probe(bg: int, seed: int = 0) -> float:
+def cpu_probe(bg: int, seed: int = 0, params: dict | None = None) -> float:
     """CPU-bound probe (KMeans) beside ``bg`` CPU-bound PiEst maps (one core each)."""
-    return cohosted_probe("kmeans", "piest", bg, 2000, seed)
+    return cohosted_probe("kmeans", "piest", bg, 2000, seed, params)
 
 
-def io_probe(bg: int, seed: int = 0) -> float:
+def io_probe(bg: int, seed: int = 0, params: dict | None = None) -> float:
     """I/O-bound probe (Sort) beside ``bg`` disk-bound Grep maps (one disk stream each)."""
-    return cohosted_probe("sort", "grep", bg, 20000, seed)
+    return cohosted_probe("sort", "grep", bg, 20000, seed, params)
 
 
-def virt_jct(profile: str, native: bool, seed: int = 0) -> float:
+def virt_jct(profile: str, native: bool, seed: int = 0, params: dict | None = None) -> float:
     """Mean JCT of one 32-map ``profile`` job on 8 two-core hosts, native or as one Xen VM
     per host (same slots and vCPUs): HybridMR Fig. 1(a)'s comparison."""
     g = {
@@ -164,6 +175,7 @@ def virt_jct(profile: str, native: bool, seed: int = 0) -> float:
         cluster([g], racks=2, rack_uplink_mbps=1000),
         [{"profile": profile, "maps": 32}],
         replication=2,
+        params=params,
     )
     return run_sim(sc, "dl-sched", seed).metrics["mean_jct_s"]
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mrgym.reproduce.claims import VERDICTS, Claim
+from mrgym.reproduce.roles import ROLES, VALIDATION, role
 
 # re-exported: what runs one claim lives below this module and mrgym.reproduce.parallel
 from mrgym.reproduce.running import (  # noqa: F401
@@ -61,7 +62,7 @@ RESULTS = "results.json"  # beside the report, as are the figures (``<key>.png``
 COMMITTED = Path("docs") / "reproduction"
 REPO = Path(__file__).resolve().parents[2]
 RUNS = Path("runs")  # the default: a new runs/reproduce-YYYYmmdd-HHMMSS/ per run
-COLUMNS = ("paper", "figure/table", "claim", "paper's number", "ours", "verdict", "why")
+COLUMNS = ("paper", "figure/table", "claim", "role", "paper's number", "ours", "verdict", "why")
 
 VERDICT_RULES = (
     "Each claim states its criterion in its *why* column. **reproduced**: our number meets "
@@ -71,6 +72,35 @@ VERDICT_RULES = (
     "row says what we measured and, where known, why. Numbers are means over seeds with "
     "the half-width of the 95 % Student-t interval (± …); one seed gives no interval."
 )
+ROLE_RULES = (
+    "Each row's *role* (`docs/calibration.md`): **calibration** "
+    "rows are numbers the model's parameters were fitted on or set from, **validation** "
+    "rows are the evidence (the model was not tuned on them), **paper's model** rows re-run "
+    "the paper's own model rather than the simulator, **probe** rows show one mechanism "
+    "in isolation."
+)
+
+
+def role_counts(outcomes: Sequence[Outcome]) -> dict[str, dict[str, int]]:
+    """Verdict counts per role (every role of :data:`ROLES`, zero where none)."""
+    return {
+        r: {
+            v: sum(o.result.verdict == v and role(o.claim.key) == r for o in outcomes)
+            for v in VERDICTS
+        }
+        for r in ROLES
+    }
+
+
+def _count_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {v}" for v, n in counts.items())
+
+
+def counts_text(outcomes: Sequence[Outcome]) -> str:
+    """Two lines: the verdict counts of every row, and of the validation rows alone."""
+    every = {v: sum(o.result.verdict == v for o in outcomes) for v in VERDICTS}
+    valid = role_counts(outcomes)[VALIDATION]
+    return f"verdicts: {_count_text(every)}\nvalidation rows only: {_count_text(valid)}"
 
 
 def run_claims(
@@ -169,6 +199,7 @@ def table(outcomes: Sequence[Outcome]) -> str:
             PAPER_NAMES.get(c.paper, c.paper),
             c.where,
             f"[{c.what}](#{c.key})",
+            role(c.key),
             c.paper_value,
             r.ours,
             f"**{r.verdict}**",
@@ -182,6 +213,7 @@ def _header(outcomes: Sequence[Outcome], command: str, date: str, quick: bool) -
     from mrgym import version
 
     counts = {v: sum(o.result.verdict == v for o in outcomes) for v in VERDICTS}
+    by_role = role_counts(outcomes)
     seed_counts = sorted({len(o.seeds) for o in outcomes})
     total_s = sum(o.wall_s for o in outcomes)
     sizes = (
@@ -205,10 +237,18 @@ def _header(outcomes: Sequence[Outcome], command: str, date: str, quick: bool) -
         f"- date: {date}; mrgym {version()}; {len(outcomes)} claims in {total_s:.1f} s",
         f"- seeds per claim: {', '.join(map(str, seed_counts)) or '-'} "
         "(each claim's default unless `--seeds` is given; seeds are `0..N-1`)",
-        f"- verdicts: {', '.join(f'{n} {v}' for v, n in counts.items())}",
+        f"- verdicts: {_count_text(counts)}",
+        f"- validation rows only: {_count_text(by_role[VALIDATION])}",
+        *(
+            f"- {r} rows: {_count_text(n)}"
+            for r, n in by_role.items()
+            if r != VALIDATION and sum(n.values())
+        ),
         *sizes,
         "",
         VERDICT_RULES,
+        "",
+        ROLE_RULES,
         "",
         table(outcomes),
         "",
@@ -224,6 +264,7 @@ def _section(o: Outcome, out: Path) -> list[str]:
         "",
         f"- paper: {c.paper_value}",
         f"- ours: {r.ours}",
+        f"- role: {role(c.key)}",
         f"- verdict: **{r.verdict}** — {r.why}",
         f"- seeds: {_seed_text(o.seeds)}; {o.wall_s:.1f} s",
         "",
@@ -246,6 +287,7 @@ def _results(outcomes: Sequence[Outcome], out: Path, command: str, date: str, qu
         {
             "key": o.claim.key,
             "paper": o.claim.paper,
+            "role": role(o.claim.key),
             "where": o.claim.where,
             "what": o.claim.what,
             "paper_value": o.claim.paper_value,
@@ -261,6 +303,7 @@ def _results(outcomes: Sequence[Outcome], out: Path, command: str, date: str, qu
         for o in outcomes
     ]
     head = {"command": command, "date": date, "version": version()}
+    head["verdicts_by_role"] = role_counts(outcomes)
     return {**head, **({"quick": True} if quick else {}), "columns": list(COLUMNS), "claims": rows}
 
 

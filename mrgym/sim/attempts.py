@@ -60,8 +60,11 @@ class AttemptRunner(Part):
             kept, absorbed = [], []
             for link in links:
                 h = link.host
-                if h is not None and link is h.disk and self.caches[h.id].absorb(mb, now):
-                    absorbed.append(self.caches[h.id])
+                c = None
+                if h is not None and link is h.disk:
+                    c = self.caches[h.id].take(mb, now, att.vm)
+                if c is not None:
+                    absorbed.append(c)
                 else:
                     kept.append(link)
             links = tuple(kept)
@@ -128,6 +131,10 @@ class AttemptRunner(Part):
             att.locality = level
             att.src = src
             att.read_mb = mb
+            disk_mb = mb
+            if self.params.compressed_input:  # the block holds mb / ratio on disk
+                disk_mb = mb / prof.input_compression
+                att.read_mb = disk_mb
             if level == NODE:
                 links = (src.host.disk,)
                 extra = 1.0
@@ -137,9 +144,11 @@ class AttemptRunner(Part):
             else:
                 links = (src.host.disk, *self.topo.path(src.host, vm.host))
                 extra = 1.0
-            yield self.flow(att, links, mb, job, extra).event
+            yield self.flow(att, links, disk_mb, job, extra).event
         att.phase = 1
         cpu = prof.map_cpu_s_per_mb * mb * noise
+        if self.params.compressed_input and task.block is not None:
+            cpu += prof.decompress_cpu_s_per_mb * mb * noise  # inflating the records
         yield self.compute(att, vm, job, cpu).event
         att.phase = 2
         if job.reduces:

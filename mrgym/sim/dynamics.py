@@ -16,7 +16,16 @@ from mrgym.sim.interactive import InteractiveApp
 from mrgym.sim.jobs import DONE, MAP, RUNNING
 from mrgym.sim.migration import live_migrate
 from mrgym.sim.part import Part
-from mrgym.sim.scheduler import Commission, Decommission, Kill, Migrate, Pause, Resume, Throttle
+from mrgym.sim.scheduler import (
+    Balloon,
+    Commission,
+    Decommission,
+    Kill,
+    Migrate,
+    Pause,
+    Resume,
+    Throttle,
+)
 from mrgym.sim.shuffle import output_lost
 from mrgym.sim.topology import VM, Host
 from mrgym.sim.tracker import InvalidDecision
@@ -385,6 +394,11 @@ class Dynamics(Part):
         vm.host.cpu.recompute(self.env.now)
         self.engine.kick()
 
+    def _balloon(self, action: Balloon) -> None:
+        vm = self.topo.vms[action.vm]
+        if vm.memory_gb > 0:  # the guest cache's budget reads it at the next write
+            vm.balloon_gb = max(-vm.memory_gb, min(vm.memory_gb, action.balloon_gb))
+
     def _kill(self, action: Kill) -> None:
         job = self.tracker.active.get(action.job)
         if job is None:
@@ -409,6 +423,7 @@ _CONTROL = {
     Pause: Dynamics._pause,
     Resume: Dynamics._resume,
     Throttle: Dynamics._throttle,
+    Balloon: Dynamics._balloon,
     Kill: Dynamics._kill,
     Migrate: Dynamics._migrate_action,
     Commission: Dynamics._commission,

@@ -38,6 +38,12 @@ class VmMetrics:
     # took is the host's flusher's (host_metrics), as iostat would show it
     write_mbps: float
     running_tasks: int
+    # the guest's own page cache (guest_page_cache on; 0 off), as the guest's
+    # /proc/meminfo "Dirty" and its dirty threshold show them, and the MB its writers wrote
+    # to the disk since boot because the cache was full (balance_dirty_pages)
+    dirty_mb: float = 0.0
+    dirty_limit_mb: float = 0.0
+    throttled_mb: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -227,7 +233,12 @@ class Monitor(Part):
         app = self.dynamics.app_of.get(vm.id)
         if app is not None:
             cpu += app.granted
-        return VmMetrics(cpu, rd, wr, len(vm.running))
+        g = self.caches[vm.host.id].guests
+        c = g.get(vm.id) if g else None
+        if c is None:
+            return VmMetrics(cpu, rd, wr, len(vm.running))
+        now = self.env.now
+        return VmMetrics(cpu, rd, wr, len(vm.running), c.dirty_mb(now), c.budget_mb, c.throttled_mb)
 
     def host_metrics(self, host: Host) -> HostMetrics:
         pool = host.cpu

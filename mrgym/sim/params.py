@@ -28,6 +28,13 @@ class ModelParams:
     # it writers are throttled to the disk (balance_dirty_pages).  Reads are not cached
     # (MapReduce input is read once).  0: no write cache.
     dirty_ratio: float = 0.2
+    # Guest memory (writeback.py): False = one page cache per physical host (its Hadoop
+    # VMs' budgets pooled); True = one per guest VM, as under Xen, whose budget is
+    # dirty_ratio of the guest's dirtyable memory: its memory less its balloon and less
+    # task_heap_mb per running task (Hadoop 1 mapred.child.java.opts default -Xmx200m;
+    # Linux applies vm.dirty_ratio to free + reclaimable memory, not to JVM heaps).
+    guest_page_cache: bool = False
+    task_heap_mb: float = 200.0
     # --- CPU --------------------------------------------------------------------------
     # Dom0 CPU (cores) consumed per active I/O stream of a virtualized host: every guest
     # I/O request is served by Dom0 (ILA §3.1, "Handling a large number of I/O requests
@@ -76,9 +83,17 @@ class ModelParams:
     # Independent multipliers drawn per task at reset: attempt k uses draw k % this, so a
     # speculative or re-executed copy gets different (but policy-independent) luck.
     noise_draws_per_task: int = 4
+    # --- Compressed input (gridmix2's block-compressed SequenceFiles) -------------------
+    # On: a map whose profile has input_compression r > 1 reads input_mb / r from disk and
+    # network and spends decompress_cpu_s_per_mb per MB of records (jobs.py).  False:
+    # every map reads its records uncompressed.
+    compressed_input: bool = False
     # --- Monitoring -------------------------------------------------------------------
     # Period of the metric sampler (fairness over time, interactive response time).
     sample_s: float = 10.0
 
 
 DEFAULT_PARAMS = ModelParams()
+
+# Proposed "on" values of this part's mechanisms (the calibration fits and flips them).
+PROPOSED: dict[str, object] = {"guest_page_cache": True, "compressed_input": True}

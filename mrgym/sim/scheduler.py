@@ -77,6 +77,16 @@ class Throttle:
 
 
 @dataclass(frozen=True)
+class Balloon:
+    """Set a worker VM's balloon: ``balloon_gb`` of its memory held by the balloon driver
+    (negative: granted above its configured memory).  Only the guest page caches
+    (``guest_page_cache``) see guest memory."""
+
+    vm: int
+    balloon_gb: float
+
+
+@dataclass(frozen=True)
 class Kill:
     job: int
     kind: str

@@ -39,7 +39,7 @@ from mrgym.sim.scheduler import DecisionContext, Scheduler
 from mrgym.sim.topology import VM
 from mrgym.sim.tracker import InvalidDecision, JobTracker
 from mrgym.sim.view import ClusterView
-from mrgym.sim.writeback import WriteCache
+from mrgym.sim.writeback import WriteCache, guest_caches
 
 __all__ = ["InvalidDecision", "Simulation"]
 
@@ -75,9 +75,13 @@ class Simulation:
         self.topo = build_topology(scenario.cluster, scenario.hdfs, self.params, self.rng.placement)
         for h in self.topo.hosts:
             h.cpu = CpuPool(h, self.engine, self.params)
-        # one write-back page cache per host's disk (writeback.py)
+        # one write-back page cache per host's disk, or per guest VM (writeback.py)
+        p = self.params
+        guests = None
+        if p.guest_page_cache:
+            guests = guest_caches(self.topo.vms, self.engine, p.dirty_ratio, p.task_heap_mb)
         self.caches: dict[int, WriteCache] = {
-            h.id: WriteCache(h, self.engine, self.params.dirty_ratio) for h in self.topo.hosts
+            h.id: WriteCache(h, self.engine, p.dirty_ratio, guests) for h in self.topo.hosts
         }
         self.hb = scenario.cluster.heartbeat_s
         self.oob = scenario.cluster.oob_heartbeat

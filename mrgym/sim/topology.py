@@ -296,6 +296,9 @@ class VM:
     datanode: bool
     hb_offset: float = 0.0
     memory_gb: float = 2.0  # its page cache takes the worker's writes (writeback.py)
+    # memory its balloon driver holds (HybridMR phase II's memory management; negative:
+    # granted above memory_gb, up to the guest's maxmem): only with guest_page_cache on
+    balloon_gb: float = 0.0
     interactive: object = None  # InteractiveApp for HybridMR's transactional VMs
     # Mutable state kept by the cluster
     free_map: int = 0

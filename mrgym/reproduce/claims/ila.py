@@ -27,13 +27,14 @@ LABEL = {"fair": "PureFair", "delay": "Delay", "late": "LATE", "capacity": "Capa
 PAPER_FIG8 = {"le1.1": 0.15, "gt2": 0.60, "gt10": 0.10}
 
 
-def _fig8_fractions(seeds: list[int]) -> tuple[dict, dict, dict]:
-    """Per scheduler: the per-seed fractions of maps at ≤1.1x, >2x, >10x of their alone
-    time (all maps, and >2x / >10x of the I/O-bound ones) and the pooled slowdowns."""
-    fr: dict[str, dict[str, list[float]]] = {s: {k: [] for k in PAPER_FIG8} for s in ILA_SCHEDULERS}
-    pooled: dict[str, list[float]] = {s: [] for s in ILA_SCHEDULERS}
-    io_fr: dict[str, dict[str, list[float]]] = {s: {"gt2": [], "gt10": []} for s in ILA_SCHEDULERS}
-    for s in ILA_SCHEDULERS:
+def _fig8_fractions(seeds: list[int], scheds: tuple[str, ...]) -> tuple[dict, dict, dict]:
+    """Per scheduler of ``scheds``: the per-seed fractions of maps at ≤1.1x, >2x, >10x of
+    their alone time (all maps, and >2x / >10x of the I/O-bound ones) and the pooled
+    slowdowns."""
+    fr: dict[str, dict[str, list[float]]] = {s: {k: [] for k in PAPER_FIG8} for s in scheds}
+    pooled: dict[str, list[float]] = {s: [] for s in scheds}
+    io_fr: dict[str, dict[str, list[float]]] = {s: {"gt2": [], "gt10": []} for s in scheds}
+    for s in scheds:
         for seed in seeds:
             sd = np.array([r.duration / r.alone for r in ila72_maps(s, seed)])
             fr[s]["le1.1"].append(float(np.mean(sd <= 1.1)))
@@ -47,6 +48,10 @@ def _fig8_fractions(seeds: list[int]) -> tuple[dict, dict, dict]:
 
 
 FIG8_TOL = {"le1.1": 0.10, "gt2": 0.15, "gt10": 0.07}
+# docs/calibration.md: PureFair's fractions are the virtual-interference fit's target
+# (ila-fig8-purefair, calibration); the other three are validation (ila-fig8)
+FIG8_CALIBRATION = ("fair",)
+FIG8_VALIDATION = ("delay", "late", "capacity")
 
 
 def fig8_verdict(means: dict[str, dict[str, float]]) -> str:
@@ -60,15 +65,17 @@ def fig8_verdict(means: dict[str, dict[str, float]]) -> str:
 
 def _fig8_tail(seeds: list[int], fr: dict) -> str:
     """Why the fractions miss the paper's: where the >10x tail and the >2x share come from."""
-    f10 = ci([x for s in ILA_SCHEDULERS for x in fr[s]["gt10"]])[0]
-    f2 = ci([x for s in ILA_SCHEDULERS for x in fr[s]["gt2"]])[0]
-    le = ci([x for s in ILA_SCHEDULERS for x in fr[s]["le1.1"]])[0]
-    recs = [r for s in ILA_SCHEDULERS for seed in seeds for r in ila72_maps(s, seed)]
+    scheds = tuple(fr)
+    f10 = ci([x for s in scheds for x in fr[s]["gt10"]])[0]
+    f2 = ci([x for s in scheds for x in fr[s]["gt2"]])[0]
+    le = ci([x for s in scheds for x in fr[s]["le1.1"]])[0]
+    recs = [r for s in scheds for seed in seeds for r in ila72_maps(s, seed)]
     gen = np.array([r.duration / r.alone for r in recs if r.io_bound and not r.has_input])
     inp = np.array([r.duration / r.alone for r in recs if r.io_bound and r.has_input])
     cpu = np.array([r.duration / r.alone for r in recs if not r.io_bound])
+    over = "PureFair" if scheds == FIG8_CALIBRATION else f"the {len(scheds)} schedulers"
     return (
-        f" Measured over the four schedulers: {le * 100:.0f} % ≤1.1x, {f2 * 100:.0f} % >2x, "
+        f" Measured over {over}: {le * 100:.0f} % ≤1.1x, {f2 * 100:.0f} % >2x, "
         f"{f10 * 100:.0f} % >10x (paper 15/60/10). The >10x tail is the map-only "
         f"generators (TeraGen, RandomWriter: {gen.size / len(recs) * 100:.0f} % of maps, "
         f"{np.mean(gen > 10) * 100:.0f} % of them >10x): each writes 3 replicas of a 128 MB "
@@ -86,10 +93,10 @@ def _fig8_tail(seeds: list[int], fr: dict) -> str:
     )
 
 
-def _fig8_plot(seeds: list[int], pooled: dict, out: Path) -> Path:
+def _fig8_plot(seeds: list[int], pooled: dict, out: Path, key: str) -> Path:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for s in ILA_SCHEDULERS:
+    for s in pooled:
         x = np.sort(pooled[s])
         ax.plot(x, np.arange(1, x.size + 1) / x.size, label=f"{LABEL[s]} (ours)")
     ax.plot(
@@ -103,63 +110,102 @@ def _fig8_plot(seeds: list[int], pooled: dict, out: Path) -> Path:
     ax.set_title(f"ILA Fig. 8 on ila72: task slowdown ({len(seeds)} seeds, maps)")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
-    return save_pyplot(fig, out, "ila-fig8")
+    return save_pyplot(fig, out, key)
+
+
+FIG8_WHY = (
+    "Criterion: per scheduler, fractions of successful maps at ≤1.1x / >2x / >10x of their "
+    "node-local interference-free time (analytic, from the profile, the attempt's noise and "
+    "the host's disk/CPU/virtualization factors) within ±10 / ±15 / ±7 points of 15 / 60 / "
+    "10 %; 'same direction' if all within a factor 2. Maps only (the paper counts all "
+    "2 440 tasks; a reduce has no well-defined alone time here)."
+)
+
+
+def _fig8(seeds: list[int], out: Path, key: str, scheds: tuple[str, ...]) -> Result:
+    """Fig. 8's criterion (:func:`fig8_verdict`) on the schedulers ``scheds``."""
+    fr, io_fr, pooled = _fig8_fractions(seeds, scheds)
+    verdict = fig8_verdict({s: {k: ci(v)[0] for k, v in fr[s].items()} for s in fr})
+    ours = "; ".join(
+        f"{LABEL[s]} ≤1.1x {fmt(fr[s]['le1.1'], 100)} %, >2x {fmt(fr[s]['gt2'], 100)} %, "
+        f">10x {fmt(fr[s]['gt10'], 100)} %"
+        for s in scheds
+    )
+    why = FIG8_WHY + (_fig8_tail(seeds, fr) if verdict != "reproduced" else "")
+    path = _fig8_plot(seeds, pooled, out, key)
+    return Result(ours, verdict, why, path, {"all_maps": fr, "io_bound_maps": io_fr})
+
+
+@claim(
+    paper="ila",
+    key="ila-fig8-purefair",
+    where="Fig. 8 (§5.2)",
+    what="task completion time / node-local interference-free, PureFair (calibration target)",
+    paper_value="PureFair: ~15 % of tasks without slowdown, up to ~60 % > 2x, ~10 % > 10x",
+    default_seeds=4,
+)
+def ila_fig8_purefair(seeds: list[int], out: Path) -> Result:
+    return _fig8(seeds, out, "ila-fig8-purefair", FIG8_CALIBRATION)
 
 
 @claim(
     paper="ila",
     key="ila-fig8",
     where="Fig. 8 (§5.2)",
-    what="task completion time / node-local interference-free, interference-oblivious schedulers",
-    paper_value="PureFair/Delay/LATE/Capacity: ~15 % of tasks without slowdown, "
-    "up to ~60 % > 2x, ~10 % > 10x",
+    what="task completion time / node-local interference-free, Delay, LATE and Capacity",
+    paper_value="Delay/LATE/Capacity: ~15 % of tasks without slowdown, up to ~60 % > 2x, "
+    "~10 % > 10x",
     default_seeds=4,
 )
 def ila_fig8(seeds: list[int], out: Path) -> Result:
-    fr, io_fr, pooled = _fig8_fractions(seeds)
-    verdict = fig8_verdict({s: {k: ci(v)[0] for k, v in fr[s].items()} for s in fr})
-    ours = "; ".join(
-        f"{LABEL[s]} ≤1.1x {fmt(fr[s]['le1.1'], 100)} %, >2x {fmt(fr[s]['gt2'], 100)} %, "
-        f">10x {fmt(fr[s]['gt10'], 100)} %"
-        for s in ILA_SCHEDULERS
-    )
-    why = (
-        "Criterion: per scheduler, fractions of successful maps at ≤1.1x / >2x / >10x of their "
-        "node-local interference-free time (analytic, from the profile, the attempt's noise and "
-        "the host's disk/CPU/virtualization factors) within ±10 / ±15 / ±7 points of 15 / 60 / "
-        "10 %; 'same direction' if all within a factor 2. Maps only (the paper counts all "
-        "2 440 tasks; a reduce has no well-defined alone time here)."
-    )
-    if verdict != "reproduced":
-        why += _fig8_tail(seeds, fr)
-    path = _fig8_plot(seeds, pooled, out)
-    return Result(ours, verdict, why, path, {"all_maps": fr, "io_bound_maps": io_fr})
+    return _fig8(seeds, out, "ila-fig8", FIG8_VALIDATION)
 
 
 # --- ILA Fig. 7: locality of I/O-bound jobs by scheduler --------------------------------
 
 PAPER_FIG7 = {"fair": 0.55, "late": 0.55, "capacity": 0.55, "delay": 0.75}
+# Fig. 7 shows one bar per job and scheduler, and §5.2 reads the I/O-bound group's number as
+# those bars' average: "Figure 7 shows the percentage of tasks in the jobs with local data
+# access ... Jobs are demonstrated in two groups", "for the small job TeraSort(2), the
+# schedulers which are unaware of the server locality could only achieve less than 35 %
+# local access", "for I/O-bound jobs, ILA brought the average local data access up to
+# 90 %". So each job's local share counts once (a job-weighted mean), not each task.
+FIG7_READING = (
+    "Aggregation: per job, then the mean over the I/O-bound jobs, as Fig. 7 draws a bar per "
+    'job and §5.2 averages them ("the percentage of tasks in the jobs with local data '
+    'access ... Jobs are demonstrated in two groups"; "for the small job TeraSort(2) ... '
+    'less than 35 % local access"; "ILA brought the average local data access up to '
+    '90 %").'
+)
+
+
+def io_job_locality(maps: list) -> tuple[float, float]:
+    """(per-job mean, per-task pooled) node+server local share of the maps of I/O-bound
+    jobs with input (TeraGen/RWrite have none and are not in Fig. 7)."""
+    rs = [r for r in maps if r.io_bound and r.has_input]
+    jobs: dict[int, list[bool]] = {}
+    for r in rs:
+        jobs.setdefault(r.job, []).append(r.locality in ("node", "server"))
+    per_job = float(np.mean([np.mean(v) for v in jobs.values()]))
+    return per_job, float(np.mean([r.locality in ("node", "server") for r in rs]))
 
 
 @claim(
     paper="ila",
     key="ila-fig7",
     where="Fig. 7 (§5.2)",
-    what="node+server locality of I/O-bound jobs' maps by scheduler",
+    what="node+server locality of I/O-bound jobs' maps by scheduler (mean over jobs)",
     paper_value="PureFair/LATE/Capacity ~55 %, Delay ~75 % (ILA 90 %: +65 % / +20 %)",
     default_seeds=4,
 )
 def ila_fig7(seeds: list[int], out: Path) -> Result:
     loc: dict[str, list[float]] = {s: [] for s in PAPER_FIG7}
-    per_job: dict[str, list[float]] = {s: [] for s in PAPER_FIG7}
+    pooled: dict[str, list[float]] = {s: [] for s in PAPER_FIG7}
     for s in PAPER_FIG7:
         for seed in seeds:
-            rs = [r for r in ila72_maps(s, seed) if r.io_bound and r.has_input]
-            loc[s].append(float(np.mean([r.locality in ("node", "server") for r in rs])))
-            jobs: dict[int, list[bool]] = {}
-            for r in rs:
-                jobs.setdefault(r.job, []).append(r.locality in ("node", "server"))
-            per_job[s].append(float(np.mean([np.mean(v) for v in jobs.values()])))
+            job_mean, task_mean = io_job_locality(ila72_maps(s, seed))
+            loc[s].append(job_mean)
+            pooled[s].append(task_mean)
     m = {s: ci(loc[s])[0] for s in loc}
     greedy = ("fair", "late", "capacity")
     order = all(m["delay"] > m[s] for s in greedy)
@@ -171,19 +217,14 @@ def ila_fig7(seeds: list[int], out: Path) -> Result:
     why = (
         "Criterion: maps of I/O-bound jobs with input (TeraGen/RWrite excluded, as in the "
         "paper) launched node- or server-local; Delay above each greedy scheduler, and every "
-        "scheduler within ±15 points of the paper."
+        f"scheduler within ±15 points of the paper. {FIG7_READING} Pooled over tasks "
+        "instead, the large I/O jobs (WordCount 250 maps, Grep 2 x 120) dominate: "
+        + ", ".join(f"{LABEL[s]} {ci(pooled[s])[0] * 100:.0f} %" for s in PAPER_FIG7)
+        + "."
     )
     if not within:
         off = max(abs(m[s] - PAPER_FIG7[s]) for s in PAPER_FIG7)
-        why += (
-            f" Magnitudes off by up to {off * 100:.0f} points, locality higher than the "
-            "paper's. Pooled over tasks, the large I/O jobs (WordCount 250 maps, Grep 2 x 120) "
-            "dominate and a greedy choice finds one of their ~10 replicas per VM most of the "
-            "time; averaged per job instead (the paper does not say which), "
-            + ", ".join(f"{LABEL[s]} {ci(per_job[s])[0] * 100:.0f} %" for s in PAPER_FIG7)
-            + ". Mechanisms now in the model: Hadoop's VM-unaware task choice (a co-hosted "
-            "block is just rack-local) and greedy Capacity as in Hadoop 0.20.205."
-        )
+        why += f" Magnitudes off by up to {off * 100:.0f} points."
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.8))
     xs = np.arange(len(PAPER_FIG7))
@@ -197,7 +238,7 @@ def ila_fig7(seeds: list[int], out: Path) -> Result:
     ax.set_title(f"ILA Fig. 7 on ila72: I/O-bound jobs ({len(seeds)} seeds)")
     ax.legend(fontsize=8, loc="lower right")
     path = save_pyplot(fig, out, "ila-fig7")
-    return Result(ours, verdict, why, path, {"locality": loc, "per_job_mean": per_job})
+    return Result(ours, verdict, why, path, {"locality_per_job": loc, "locality_pooled": pooled})
 
 
 # --- ILA Table 1: virtual vs physical cluster under delay scheduling --------------------

@@ -239,7 +239,8 @@ def lee_rounds(seeds: list[int], out: Path) -> Result:
             "block-compressed ~4x (configs/lee-cloud.yaml): its disks read a quarter of "
             "the records' bytes and its maps spend CPU decompressing, so its rounds were "
             "CPU-bound and accelerators helped; the model's maps read input_mb (the "
-            "records) from disk and decompress nothing, so ours are disk-bound"
+            "records) from disk and decompress nothing unless execution.compressed_input "
+            "is on, so ours are disk-bound"
         )
         misses = [
             text

@@ -1,0 +1,105 @@
+"""The calibration fit (mrgym.calibration): deterministic objectives, the quick stage B
+running end to end with residuals, skipped parameters said, the CLI's files, and the Rumen
+target numbers recomputed from the trace when it is present."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import RUMEN, needs_rumen
+
+from mrgym import cli
+from mrgym.calibration import probes
+from mrgym.calibration import targets as T
+from mrgym.calibration.fit import STAGES, Objective, calibrate, fit_stage, present
+
+
+def test_stage_b_objective_is_deterministic() -> None:
+    """Common random numbers: the same parameters give the same residuals, bit for bit;
+    different parameters give different ones."""
+    st = STAGES["B"]
+    params, _, _ = present(st, lambda m: None)
+    obj = Objective(st, params, {}, [0], True)
+    a = st.residuals({"virt_cpu_overhead": 0.04, "virt_io_overhead": 0.2}, [0], True)
+    b = st.residuals({"virt_cpu_overhead": 0.04, "virt_io_overhead": 0.2}, [0], True)
+    c = st.residuals({"virt_cpu_overhead": 0.04, "virt_io_overhead": 0.4}, [0], True)
+    assert a == b and a != c
+    # more I/O overhead: every I/O-bound application's overhead, so residual, rises
+    for app in T.HYBRIDMR_IO:
+        assert c[f"hybridmr-fig1a-{app}"] > a[f"hybridmr-fig1a-{app}"]
+    u = np.array([p.scale(p.start) for p in params])
+    assert obj(u) == obj(u) and len(obj.seen) == 1  # a point is evaluated once
+
+
+def test_quick_stage_b_fits_and_records_residuals() -> None:
+    said: list[str] = []
+    rec = fit_stage(STAGES["B"], {}, True, said.append)
+    assert rec["evaluations"] <= STAGES["B"].quick_budget + 1
+    assert set(rec["residuals"]) == {t.key for t in T.HYBRIDMR}
+    assert set(rec["final_params"]) == {"virt_cpu_overhead", "virt_io_overhead"}
+    assert rec["objective_final"] <= rec["objective_start"]
+    assert rec["objective_final"] == pytest.approx(sum(r * r for r in rec["residuals"].values()))
+    assert all(p["lo"] <= rec["final_params"][p["name"]] <= p["hi"] for p in rec["params"])
+    assert said and said[-1].startswith("stage B: ")
+
+
+def test_the_claims_probes_stay_noise_free() -> None:
+    """Stage A's noise reaches neither HybridMR Fig. 1(a)'s nor ILA Fig. 1-3's probes: their
+    claims run noise-free, so the penalties of stage C do not move with noise_sigma."""
+    assert probes.noise_free({"noise_sigma": 0.3, "virt_io_overhead": 0.2}) == {
+        "virt_io_overhead": 0.2
+    }
+    assert probes.fig123_penalties({"noise_sigma": 0.5}) == probes.fig123_penalties({})
+
+
+def test_missing_parameters_are_skipped_with_a_message() -> None:
+    said: list[str] = []
+    params, fixed, skipped = present(STAGES["C"], said.append)
+    assert {p.name for p in params} | set(skipped) == {p.name for p in STAGES["C"].params}
+    assert len(said) == len(skipped)
+    assert all("not a ModelParams field" in m for m in said)
+
+
+def test_unknown_stage_is_refused() -> None:
+    with pytest.raises(ValueError, match="--stage Z: expected one of A, B, C or all"):
+        calibrate(["Z"], quick=True, say=lambda m: None)
+
+
+def test_target_residuals_are_in_units_of_the_tolerance() -> None:
+    t = T.ILA_FIG8[1]  # >2x: 60 % ± 15 points
+    assert t.residual(0.75) == pytest.approx(1.0) and t.residual(0.60) == 0.0
+
+
+def test_dispersion_of_a_known_sample() -> None:
+    """p90/p50 and p99/p50 as the trace's numbers are computed, on a log-normal sample:
+    exp(1.2816 σ) and exp(2.3263 σ); the log-normal fits it better than a normal."""
+    x = np.random.default_rng(0).lognormal(0.0, 0.2, 200_000)
+    d = probes.dispersion(probes.normalised_pool({0: list(x)}, 10))
+    assert d["p90/p50"] == pytest.approx(np.exp(1.2816 * 0.2), rel=0.01)
+    assert d["p99/p50"] == pytest.approx(np.exp(2.3263 * 0.2), rel=0.02)
+    assert d["normal-minus-lognormal"] < 0
+
+
+@needs_rumen
+def test_rumen_targets_are_the_traces() -> None:
+    d = probes.rumen_dispersion(RUMEN)
+    assert d["sha256"] == T.RUMEN_SHA256 and d["maps"] == T.RUMEN_MAPS
+    assert d["p90/p50"] == pytest.approx(T.RUMEN[0].value, abs=1e-4)
+    assert d["p99/p50"] == pytest.approx(T.RUMEN[1].value, abs=1e-4)
+
+
+def test_cli_writes_the_json(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "cal.json"
+    assert cli.main(["calibrate", "--stage", "B", "--quick", "--out", str(out)]) == 0
+    rec = json.loads(out.read_text())
+    assert rec["command"] == f"mrgym calibrate --stage B --quick --out {out}"
+    assert [s["stage"] for s in rec["stages"]] == ["B"]
+    assert set(rec["fitted"]) == {"virt_cpu_overhead", "virt_io_overhead"}
+    assert f"wrote {out}" in capsys.readouterr().out
+    # bad options: one line, status 2, before any fit
+    assert cli.main(["calibrate", "--update", "--quick"]) == 2
+    assert cli.main(["calibrate", "--out", str(tmp_path)]) == 2
+    assert "is a folder, expected a .json file" in capsys.readouterr().err
