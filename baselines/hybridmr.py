@@ -10,7 +10,9 @@ virtualized hosts that also run interactive applications.
   cluster reaches its desired completion time, else on the virtual pool; transactional
   applications always run virtual (they are the interactive VMs of the scenario).
 * **Phase II** (§III.B, Algorithm 3; ``control`` and a gate in ``decide``): the DRM and
-  the IPS of :mod:`baselines.hybridmr_phase2`.
+  the IPS of :mod:`baselines.hybridmr_phase2`, with the IPS's budget from the linear
+  regression model of :mod:`baselines.hybridmr_ips`, fitted to a profiling run's
+  monitoring (:class:`LearnedPhase2`); the base class's M/M/1-PS budget is not used.
 * Task assignment inside a pool is Hadoop's FairScheduler (§IV: "The Hadoop FairScheduler
   [5] scheduling policy is used"), i.e. ``fair`` (:mod:`baselines.classic`), except that
   a VM takes first the task Algorithm 3 reassigned to it.
@@ -44,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from baselines.classic import FairScheduler, FifoScheduler
+from baselines.hybridmr_ips import IpsModel, model_for, setup_of
 from baselines.hybridmr_phase2 import Phase2
 from mrgym.sim.scheduler import DECLINE, Decision, DecisionContext, Scheduler
 
@@ -101,6 +104,41 @@ class Phase1:
         return frozenset({pool})
 
 
+class LearnedPhase2(Phase2):
+    """Phase II whose IPS budget comes from the regression model of
+    :mod:`baselines.hybridmr_ips`, fitted to a profiling run's monitoring, and live
+    monitoring (the measured request rate, Dom0's CPU); never from the simulator's CPU or
+    queueing model (§III.B.2: "we stick to a linear regression model")."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._models: dict[tuple[str, str, float], IpsModel | None] = {}
+
+    def _model(self, host, app, view) -> IpsModel | None:
+        target = self.target_frac * app.spec.sla_s  # the SLA is the contract: known
+        key = (host.type.name, host.pool, target)
+        if key not in self._models:
+            setup = setup_of(view.scenario, host)
+            self._models[key] = None if setup is None else model_for(setup, target)
+        return self._models[key]
+
+    def budget(self, host, view) -> float:
+        """Cores the host's Hadoop VMs may use: the co-hosted load the interactive VMs
+        tolerate at their measured request rate grown by ``headroom`` (the fitted
+        ``U*(λ)``), less Dom0's measured CPU; infinite without interactive VMs."""
+        tolerated = float("inf")
+        for vm in host.vms:
+            app = view.interactive_app(vm)
+            if app is None:
+                continue
+            model = self._model(host, app, view)
+            if model is not None:
+                tolerated = min(tolerated, model.tolerated(app.rps * (1.0 + self.headroom)))
+        if tolerated == float("inf"):
+            return tolerated
+        return tolerated - view.host_metrics(host).dom0_cpu_cores
+
+
 class HybridMRScheduler(Scheduler):
     """HybridMR: phase I placement, phase II DRM + IPS, FairScheduler inside the pools."""
 
@@ -138,7 +176,7 @@ class HybridMRScheduler(Scheduler):
             downtime_s=float(downtime_s),
             migrate=bool(migrate),
         )
-        self.phase2 = Phase2(**self._params) if phase2 else None
+        self.phase2 = LearnedPhase2(**self._params) if phase2 else None
         self.control_period_s = float(period_s) if phase2 else None
         # Hadoop speculation off: phase II kills and pauses tasks itself (results kept)
         self.inner = FairScheduler(speculation=False)
@@ -148,7 +186,7 @@ class HybridMRScheduler(Scheduler):
         if self.phase1 is not None:
             self.phase1 = Phase1(self.phase1._db, self.phase1.desired_slack)
         if self.phase2 is not None:
-            self.phase2 = Phase2(**self._params)
+            self.phase2 = LearnedPhase2(**self._params)
         self.n_gated = 0
 
     def place_job(self, job, view) -> frozenset[str] | None:
