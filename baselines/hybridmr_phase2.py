@@ -22,9 +22,12 @@ the :class:`Phase2` controller looks at every virtualized host that runs Hadoop 
   placement of MapReduce jobs within the virtual cluster").  An idle disk always takes a
   map (the paper is silent): the fit learns from busy disks only, so a poor one (eff(1) <
   ``io_min_eff``, seen after host failures) would otherwise starve the virtual pool.
-* **IPS** (§III.B.2).  The interactive VM's performance model is M/M/1 processor sharing
-  (its measured request rate x profiled service demand is its CPU demand; it meets its
-  isolated response time when the host's demand fits its cores).  When a measured
+* **IPS** (§III.B.2).  The interactive VM's performance model is the linear regression
+  of :mod:`baselines.hybridmr_ips` (the co-hosted CPU load it tolerates at its measured
+  request rate, fitted to a profiling run's monitoring; :class:`baselines.hybridmr.
+  LearnedPhase2`).  This class's own :meth:`Phase2.budget` is the analytic M/M/1-PS
+  reference, which reads the app's true service time: no scheduler uses it, and tests
+  compare the learned budget with it.  When a measured
   response time leaves its SLA the Arbiter runs Algorithm 3: the tasks interfering with
   it (the compute phases on the host's Hadoop VMs), each with its estimated interference
   (the cores it takes), are reassigned least-interfering first (Min-Min) to the best-fit
@@ -201,7 +204,10 @@ class Phase2:
 
     def budget(self, host, view) -> float:
         """Cores the host's Hadoop VMs may use while its interactive VMs meet
-        ``target_frac`` x SLA (the IPS's M/M/1-PS model; infinite without interactive VMs).
+        ``target_frac`` x SLA, by the analytic M/M/1-PS model (infinite without interactive
+        VMs).  A reference only: it reads the app's true service time, which a scheduler
+        cannot measure; :class:`baselines.hybridmr.LearnedPhase2` overrides it with the
+        fitted regression, and that is what HybridMR runs.
 
         A VM served at a fraction ``g`` of its demand answers in ``s / (g - rho0)`` with
         ``rho0 = lambda s / vCPUs`` (load grown by ``headroom``), so it needs
