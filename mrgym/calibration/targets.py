@@ -60,7 +60,9 @@ HYBRIDMR = tuple(
     Target(f"hybridmr-fig1a-{p}", 0.155, 0.085, "HybridMR Fig. 1(a): I/O-bound 7-24 %")
     for p in HYBRIDMR_IO
 ) + tuple(
-    Target(f"hybridmr-fig1a-{p}", 0.0, 0.08, "HybridMR Fig. 1(a): CPU-bound within 8 %")
+    # "within 8 %" of a cost that is never negative: the band 0-8 %, its middle the
+    # target as for the I/O band (a centre of 0 would fit the CPU overhead away)
+    Target(f"hybridmr-fig1a-{p}", 0.04, 0.04, "HybridMR Fig. 1(a): CPU-bound 0-8 %")
     for p in HYBRIDMR_CPU
 )
 
