@@ -398,3 +398,24 @@ def test_ila_refits_online_and_stays_finite(ts, ila_runs):
         assert np.isfinite(s.model.predict_one(x))
     # the observations came from ILA's own finished maps with input
     assert len(obs) <= sum(1 for r in ila_runs[0][0].task_log if r.kind == "map")
+
+
+# -- eq. 4's no-delay case: ila-table4's KMeans and Bayes read small inputs (§4.2, §5.2) --
+def test_ila_table4_kmeans_and_bayes_read_small_inputs():
+    from mrgym.workloads import generate
+
+    jobs = generate(load_scenario("ila72"), np.random.default_rng(0))
+    small = [j for j in jobs if j.profile.name in ("kmeans", "bayes")]
+    big = [j for j in jobs if j.profile.name == "terasort"]
+    assert len(small) == 10 and all(j.input_mb == j.n_maps * 1.0 for j in small)
+    assert all(j.input_mb == j.n_maps * 128.0 for j in big)
+    km = next(j.profile for j in small if j.profile.name == "kmeans")
+    assert km.map_cpu_s_per_mb == pytest.approx(0.30 * 128)  # a block's work on 1 MB
+    assert adaptive_waits(1.0, 128.0) == (0.0, 0.0, 0.0)
+
+
+def test_ila_takes_eq4s_no_delay_branch_on_ila72():
+    s = mrgym.registry.make("ila", n_combos=10)
+    r = run_sim(load_scenario("ila72", {"workload.scale_maps_to": 300}), s, 0)
+    assert r.metrics["jobs_completed"] == 25
+    assert 0 < s.n_no_delay < s.n_lasm
