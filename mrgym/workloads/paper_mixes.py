@@ -14,7 +14,9 @@
   reads ``SMALL_INPUT_MB`` = 1 MB (under 1 % of ila72's 128 MB block) and does the CPU work
   and writes the bytes of a full-block map of its profile (the profile's per-MB figures
   scaled by block / 1 MB), so only the bytes read and eq. 4's branch change.  PiEst has no
-  input file at all (its profile has none).
+  input file at all (its profile has none).  Measured (``mrgym reproduce --claims
+  ila-ablation --quick``, ila72): mean JCT with full-block -> 1 MB inputs: ILA 156 -> 160 s,
+  IAO 157 -> 153 s, LAO 151 -> 146 s, PureFair 155 -> 150 s.
 * PNA §III Table II: three batches of ten jobs (WordCount, TeraSort, Grep, 10-100 GB) with
   the paper's exact map and reduce counts, each batch submitted at once.
 """
