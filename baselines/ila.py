@@ -24,7 +24,7 @@ its two ablations IAO and LAO (§5.1).
   ("level 0 delay ... 0.5 second. The delay intervals of other levels were all set to 5
   seconds"), F_j the job's task input size (≤ F_b, the block size); no delay at all when
   F_j/F_b ≤ 1 %.  On ila72 the KMeans and Bayes maps read 1 MB (``ila-table4``, ILA §5.2):
-  48 of ILA's 844 LASM evaluations take that branch (seed 0; ``n_no_delay`` / ``n_lasm``).
+  48 of ILA's 789 LASM evaluations take that branch (seed 0; ``n_no_delay`` / ``n_lasm``).
 * **ILA** (Algorithm 3, §4.4): fair-share job order (fewest running tasks per weight, as
   PureFair), IASM first, then LASM. **IAO** = IASM + PureFair's greedy locality (the
   simulator's task choice, no delay); **LAO** = LASM only.
