@@ -15,8 +15,9 @@
   and writes the bytes of a full-block map of its profile (the profile's per-MB figures
   scaled by block / 1 MB), so only the bytes read and eq. 4's branch change.  PiEst has no
   input file at all (its profile has none).  Measured (``mrgym reproduce --claims
-  ila-ablation --quick``, ila72): mean JCT with full-block -> 1 MB inputs: ILA 156 -> 160 s,
-  IAO 157 -> 153 s, LAO 151 -> 146 s, PureFair 155 -> 150 s.
+  ila-ablation --quick``, ila72): mean JCT with full-block -> 1 MB inputs: ILA 154 -> 156 s,
+  IAO 151 -> 157 s, LAO 151 -> 146 s, PureFair 155 -> 150 s (the small CPU-bound jobs no
+  longer wait for locality under LAO, nor read a block under any scheduler).
 * PNA §III Table II: three batches of ten jobs (WordCount, TeraSort, Grep, 10-100 GB) with
   the paper's exact map and reduce counts, each batch submitted at once.
 """
