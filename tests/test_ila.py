@@ -282,18 +282,33 @@ def test_closest_map_finds_the_server_local_map_hadoops_choice_misses():
     assert found > 0
 
 
+def _node_of_delayed_maps(r) -> float:
+    """Node-local share of the maps with a block-sized input (all but KMeans' and Bayes')."""
+    small = {j[0] for j in r.jobs if j[1].split("-")[0] in ("kmeans", "bayes")}
+    ms = [
+        x
+        for x in r.task_log
+        if x.kind == "map" and x.outcome == "success" and x.locality and x.job not in small
+    ]
+    return sum(x.locality == "node" for x in ms) / len(ms)
+
+
 # -- locality on a whole run --------------------------------------------------------------------
 @pytest.mark.parametrize("seed", [0, 1])
 def test_ila_and_lao_beat_fair_on_node_plus_server_locality(ila_runs, seed):
-    fair = run_sim(_small(), "fair", seed).metrics
-    lao = run_sim(_small(), "lao", seed).metrics
+    runs = {"fair": run_sim(_small(), "fair", seed), "lao": run_sim(_small(), "lao", seed)}
+    fair, lao = runs["fair"].metrics, runs["lao"].metrics
     iao = run_sim(_small(), "iao", seed).metrics
     ila = ila_runs[seed][0].metrics
-    # measured (seed 0 / 1): fair 0.36 / 0.28, iao 0.43 / 0.38, lao 0.97 / 1.0, ila 0.99 / 1.0
+    # measured (seed 0 / 1): fair 0.41 / 0.28, iao 0.47 / 0.39, lao 0.85 / 0.87, ila 0.85 / 0.87
     assert _near(lao) > _near(fair) + 0.4
     assert _near(ila) > _near(fair) + 0.4
-    assert lao["map_locality"]["node"] > fair["map_locality"]["node"] + 0.4
-    assert ila["map_locality"]["node"] > fair["map_locality"]["node"] + 0.4
+    # node-local share of the maps LASM delays (eq. 4: KMeans' and Bayes' 1 MB maps get no
+    # delay, greedy as under PureFair, §5.2): fair 0.31 / 0.23, lao 0.92 / 0.92, ila 0.77 / 0.76
+    node = {k: _node_of_delayed_maps(r) for k, r in runs.items()}
+    node["ila"] = _node_of_delayed_maps(ila_runs[seed][0])
+    assert node["lao"] > node["fair"] + 0.4
+    assert node["ila"] > node["fair"] + 0.4
     # IAO keeps PureFair's greedy locality: LASM is what brings the locality
     assert _near(ila) > _near(iao) + 0.3
     for m in (fair, lao, iao, ila):
