@@ -37,10 +37,15 @@ Choices where the paper is silent, and deviations:
   slot can only go to another job or stay free; it stays free only when every job declines (``next_job=False``: the
   slot is declined at the first skip; on pna60's three batches, seeds 0-1, mean JCT 254 s
   against 267 s: the idle reduce slots curb reduce-slot hogging).
-* N_m / N_r are the nodes with a free slot at the decision. Under out-of-band heartbeats
-  (pna60) a freed slot is offered at once, so the asking node is often the only one
-  (72 % of PNA's P evaluations on pna60): then C_ave = C_ij and P = 1 − 1/e whatever the
-  cost. Hadoop 1.2.1 sends no out-of-band heartbeat by default.
+* N_m / N_r are the nodes with a free slot at the decision. With out-of-band heartbeats a
+  freed slot is offered at once, so the asking node is often the only one: then C_ave =
+  C_ij and P = 1 − 1/e whatever the cost. pna60 runs Hadoop 1.2.1's defaults (none out of
+  band, 3 s heartbeats): the asking node is alone in 0.7 % of PNA's P evaluations (72.3 %
+  with out-of-band heartbeats and three racks; ``mrgym reproduce --claims pna-jct``, seeds
+  0-2).
+* pna60 is one rack (§III.C), so every remote map is one switch away: eq. 1's hop counts
+  then separate node-local (0) from remote only, as Coupling's coarse levels do; PNA's
+  fine-grained distances act on the reduces' eq. 3 through the map outputs' placement.
 * Among maps of equal P the one Hadoop's task choice (``best_map``) would pick wins, so a
   local launch is the environment's "launch a map of job j" action. A remote map whose P
   beats that pick is named; MRCluster-v0 cannot express it (EnvPolicy counts it inexact).

@@ -246,7 +246,7 @@ def test_cli_predict_prints_quantiles_and_plots(tmp_path, capsys):
         (
             ["--config", "ila72", "--job", "3", "--history-seeds", "0-2"],
             "--job 3: not the same job at every seed of --config ila72 (seed 0 teragen (600 "
-            "maps, 0 reduces, 76800 MB), seed 1 kmeans (1 maps, 1 reduces, 128 MB))",
+            "maps, 0 reduces, 76800 MB), seed 1 kmeans (1 maps, 1 reduces, 1 MB))",
         ),
         (["--job", "0", "--samples", "0"], "--samples 0: expected an integer from 1 to"),
         (["--job", "0", "--history-seeds", "3-1"], "--history-seeds '3-1': the range 3-1"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
@@ -20,6 +21,7 @@ from baselines.lsap import (
     fairness_distance,
     greedy_assign,
     lsap_assign,
+    lsap_sched_costs,
 )
 from mrgym import registry
 
@@ -58,6 +60,52 @@ def test_fig2_lsap_is_optimal():
     pairs = lsap_assign(1.0 - FIG2)  # eq. 5's 0/1 cost
     assert pairs == [(0, 2), (1, 1), (2, 0)]  # Fig. 2(c): T1 -> C, T2 -> B, T3 -> A
     assert sum(FIG2[i, j] for i, j in pairs) == 3  # all three local
+
+
+# -- §III.C.2: TS is every job's unscheduled tasks ---------------------------------------------
+def _task(index: int, on: list[int]):
+    return SimpleNamespace(
+        index=index, block=SimpleNamespace(replicas=[SimpleNamespace(id=i) for i in on])
+    )
+
+
+def _round(jobs: dict[int, list], slots: list, banned: frozenset = frozenset()):
+    """One lsap-sched round on a stub cluster: jobs {id: tasks} in FIFO order."""
+    view = SimpleNamespace(
+        pending_maps=lambda job: job.tasks,
+        can_launch=lambda job, kind, v: (job.id, v.id) not in banned,
+    )
+    js = [SimpleNamespace(id=k, tasks=ts) for k, ts in jobs.items()]
+    ctx = SimpleNamespace(view=view, jobs=js)
+    return [(j.id, i, v.id) for j, i, v in LsapScheduler()._assign(ctx, slots)]
+
+
+def test_one_assignment_over_all_jobs_tasks():
+    """Issue example: two idle slots; job 1's task a is local nowhere, job 2's task b only
+    on slot 0. One LSAP over both jobs makes b local (1/2); per job in FIFO order, a would
+    take slot 0 and b slot 1 (0/2)."""
+    slots = [SimpleNamespace(id=0), SimpleNamespace(id=1)]
+    plan = _round({1: [_task(0, [7])], 2: [_task(0, [0])]}, slots)
+    assert sorted(plan) == [(1, 0, 1), (2, 0, 0)]
+    assert lsap_assign(np.array([[1, 1], [0, 1]])) == [(0, 1), (1, 0)]
+
+
+def test_fifo_breaks_ties_only_between_equally_local_plans():
+    slots = [SimpleNamespace(id=0)]
+    # neither local: the older job's task goes
+    assert _round({1: [_task(0, [7])], 2: [_task(0, [8])]}, slots) == [(1, 0, 0)]
+    # the younger job's local task beats the older job's remote one
+    assert _round({1: [_task(0, [7])], 2: [_task(0, [0])]}, slots) == [(2, 0, 0)]
+    # a slot the job may not use is never planned for it
+    assert _round({1: [_task(0, [0])], 2: [_task(0, [7])]}, slots, frozenset({(1, 0)})) == [
+        (2, 0, 0)
+    ]
+
+
+def test_tie_term_never_outweighs_one_local_task():
+    local = np.array([[0, 0], [1, 0], [0, 1]], dtype=bool)  # job 0 remote, job 9's local ones
+    c = lsap_sched_costs(local, np.array([0, 9, 9]), np.ones_like(local))
+    assert sorted(lsap_assign(c)) == [(1, 0), (2, 1)]
 
 
 # -- Fig. 3: dummy rows / columns --------------------------------------------------------------
@@ -135,7 +183,7 @@ def test_lsap_sched_gains_even_at_replication_1():
     # dl-sched places as slots arrive; a round's plan waits for the slot holding the block
     dl = _node_share(mrgym.run_sim(_snapshot(1), "dl-sched", 0))
     ls = _node_share(mrgym.run_sim(_snapshot(1), "lsap-sched", 0))
-    assert (dl, ls) == (0.18, 0.34)
+    assert (dl, ls) == (0.18, 0.36)  # out-of-band heartbeats off (0.34 with them on)
 
 
 def test_lsap_fair_sched_runs_with_one_pool_like_lsap_sched():

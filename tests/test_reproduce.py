@@ -43,7 +43,6 @@ QUICK = {
     "ila-fig12",
     "pna-jct",
     "pna-table3",
-    "pna-shuffle-xrack",
     "probe-guest-cache",
     "probe-compressed",
     "probe-membw",

@@ -70,7 +70,6 @@ _VALIDATION = (
     "ila-fig12",
     "pna-jct",
     "pna-table3",
-    "pna-shuffle-xrack",
     "hybridmr-fig6a",
     "hybridmr-fig8a",
     "hybridmr-fig8b",

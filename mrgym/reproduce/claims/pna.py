@@ -1,6 +1,8 @@
 """Claims of the PNA paper (§III) about its probabilistic network-aware scheduler against
 the Coupling and Fair schedulers on ``pna60`` (60 nodes, 4 map / 2 reduce slots,
-replication 2, the three Table II batches run separately, as §III runs them).
+replication 2, one rack and Hadoop 1.2.1's heartbeats, the three Table II batches run
+separately, as §III runs them).  The claim ``pna-shuffle-xrack`` (shuffle bytes crossing
+racks) is withdrawn: the paper gives no number for it, and its testbed was one rack.
 
 "Fair" is Hadoop 1.2.1's FairScheduler as §III describes it: "uses the delay scheduling in
 the map task allocation" — the registry's ``delay`` (fair order + delay scheduling). The
@@ -137,8 +139,8 @@ def _jct_notes(seeds: list[int], slower: bool, quick: bool = False) -> str:
     alone, below = _p_stats(seeds, quick)
     why = (
         f" In {alone} of PNA's eq. 4/5 evaluations the asking node was the only one with a "
-        "free slot (pna60 sends out-of-band heartbeats, so a freed slot is offered at "
-        "once), making C_ave = C_ij and P = 1 − 1/e ≈ 0.63 whatever the cost; "
+        "free slot (Hadoop 1.2.1's heartbeats: every 3 s, none out of band), making "
+        "C_ave = C_ij and P = 1 − 1/e ≈ 0.63 whatever the cost; "
         f"{below} fell under P_min."
     )
     if slower:
@@ -294,66 +296,3 @@ def pna_table3(seeds: list[int], out: Path, quick: bool = False) -> Result:
     ax.legend(fontsize=8, loc="lower right")
     path = save_pyplot(fig, out, "pna-table3")
     return Result(ours, verdict, why, path, {"node_local": node, "locality": loc})
-
-
-# --- §II-D / §III.A: shuffle bytes crossing racks ---------------------------------------------
-
-
-def _xrack(sched: str, seed: int, quick: bool = False) -> tuple[float, float]:
-    """Cross-rack shuffle MB and total shuffle MB over the three batches."""
-    runs = [pna_run(sched, b, seed, quick) for b in BATCHES]
-    return sum(r.cross_rack_mb for r in runs), sum(r.shuffle_mb for r in runs)
-
-
-@claim(
-    paper="pna",
-    key="pna-shuffle-xrack",
-    where="§II-D, §III.A",
-    what="reduce placement near the intermediate data: shuffle bytes crossing racks",
-    paper_value="no number (the testbed was one rack); §II-D places each reduce where "
-    "'the least transmission cost of intermediate data' is incurred, §III.A credits part "
-    "of the JCT gain to it",
-    default_seeds=3,
-)
-def pna_shuffle_xrack(seeds: list[int], out: Path, quick: bool = False) -> Result:
-    xr = {s: [_xrack(s, sd, quick)[0] for sd in seeds] for s in SCHEDS}
-    share = {s: [a / b for a, b in (_xrack(s, sd, quick) for sd in seeds)] for s in SCHEDS}
-    ratio = {c: [p / q for p, q in zip(xr["pna"], xr[c])] for c in ("coupling", FAIR, "fair")}
-    hi = {c: ci(ratio[c])[0] + ci(ratio[c])[1] for c in ratio}
-    lower = all(ci(ratio[c])[0] < 1.0 for c in ("coupling", FAIR))
-    sure = all(hi[c] < 1.0 for c in ("coupling", FAIR)) and len(seeds) > 1
-    verdict = "reproduced" if lower and sure else ("same direction" if lower else "not reproduced")
-    ours = (
-        "cross-rack shuffle over the 3 batches: "
-        + ", ".join(f"{LABEL[s]} {fmt(xr[s], 1 / 1024, 1)} GB" for s in SCHEDS)
-        + "; PNA / other: "
-        + ", ".join(f"{LABEL[c]} {fmt(ratio[c], digits=3)}" for c in ratio)
-    )
-    why = (
-        "Shuffle MB a reduce copied from map outputs on another rack (the simulator's "
-        "shuffle counter), summed over the three batches. No paper number: criterion "
-        "PNA's per-seed ratio to Coupling and to Fair (delay) below 1 with its 95 % interval "
-        "(needs ≥ 2 seeds); 'same direction' if only the means are below 1. Share of the "
-        "shuffle crossing racks: "
-        + ", ".join(f"{LABEL[s]} {fmt(share[s], 100, 1)} %" for s in SCHEDS)
-        + ": with three racks and every job's maps on all 60 nodes, about 2/3 of any "
-        "reduce's input is on other racks wherever it runs, so placement can move this "
-        f"only a little; and in {_p_stats(seeds, quick)[0]} of PNA's P evaluations the asking "
-        "node was the only free one, where eq. 5 gives P = 1 − 1/e whatever its cost."
-    )
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    xs = np.arange(len(BATCHES))
-    w = 0.8 / len(SCHEDS)
-    for i, s in enumerate(SCHEDS):
-        ys = [
-            np.mean([pna_run(s, b, sd, quick).cross_rack_mb for sd in seeds]) / 1024
-            for b in BATCHES
-        ]
-        ax.bar(xs + (i - 1.5) * w, ys, w, label=LABEL[s])
-    ax.set_xticks(xs, BATCHES)
-    ax.set_ylabel("cross-rack shuffle (GB)")
-    ax.set_title(f"Shuffle crossing racks on pna60 ({len(seeds)} seeds)", fontsize=9)
-    ax.legend(fontsize=8)
-    path = save_pyplot(fig, out, "pna-shuffle-xrack")
-    return Result(ours, verdict, why, path, {"cross_rack_mb": xr, "share": share, "ratio": ratio})
