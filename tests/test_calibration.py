@@ -4,6 +4,7 @@ target numbers recomputed from the trace when it is present."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from mrgym import cli
 from mrgym.calibration import probes
 from mrgym.calibration import targets as T
 from mrgym.calibration.fit import STAGES, Objective, calibrate, fit_stage, present
+from mrgym.sim.params import ModelParams
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_stage_b_objective_is_deterministic() -> None:
@@ -103,3 +107,17 @@ def test_cli_writes_the_json(tmp_path: Path, capsys) -> None:
     assert cli.main(["calibrate", "--update", "--quick"]) == 2
     assert cli.main(["calibrate", "--out", str(tmp_path)]) == 2
     assert "is a folder, expected a .json file" in capsys.readouterr().err
+
+
+def test_model_defaults_are_the_committed_fit() -> None:
+    """ModelParams' defaults are what `mrgym calibrate --update` fitted (rounded to 4
+    significant digits), and the committed fit ran every stage at full budget."""
+    rec = json.loads((REPO / "docs" / "reproduction" / "calibration.json").read_text())
+    assert rec["quick"] is False and {s["stage"] for s in rec["stages"]} == set(STAGES)
+    defaults = dataclasses.asdict(ModelParams())
+    assert set(rec["fitted"]) <= set(defaults)
+    for key, value in rec["fitted"].items():
+        if isinstance(value, str):
+            assert defaults[key] == value, key
+        else:
+            assert defaults[key] == pytest.approx(value, rel=1e-3, abs=1e-9), key

@@ -126,14 +126,14 @@ STAGES: dict[str, Stage] = {
             Param("slow_vm_p", 0.0, 0.3, 0.15),
             Param("slow_vm_factor", 1.0, 3.0, 2.0),
             Param("credit_coupling", 0.0, 2.0, 0.5),
-            Param("dom0_core_s_per_mb", 0.0, 0.02, 0.01),
+            Param("dom0_core_s_per_mb", 0.001, 0.02, 0.01),
         ),
         _stage_c,
         tuple(t.key for t in T.ILA_FIG8) + ("ila-fig1/2/3 penalties",),
         # a choice: Dom0 on one core of its own (Xen's dom0_max_vcpus); membw_capacity:
         # the cpu module's proposed 0.8 pressure units per core (alpha scales with it)
         fixed={"dom0_cores": 1, "membw_capacity": 0.8},
-        budget=40,
+        budget=80,
     ),
 }
 MODEL_FIELDS = {f.name for f in dataclasses.fields(ModelParams)}
@@ -190,12 +190,13 @@ def _simplex(u0: np.ndarray) -> np.ndarray:
 
 
 def fit_stage(stage: Stage, base: dict, quick: bool, say: Callable[[str], None]) -> dict:
-    """Fit one stage with ``base`` (earlier stages' results) fixed; the stage's record."""
+    """Fit one stage with ``base`` (every other stage's current values) fixed, starting
+    from the stage's own values in ``base`` where it has them; the stage's record."""
     params, fixed, skipped = present(stage, say)
     seeds = list(stage.quick_seeds if quick else stage.seeds)
     budget = stage.quick_budget if quick else stage.budget
     obj = Objective(stage, params, {**base, **fixed}, seeds, quick)
-    u0 = np.array([p.scale(p.start) for p in params])
+    u0 = np.array([p.scale(base.get(p.name, p.start)) for p in params])
     f0, r0 = obj.residuals(u0)
     message = "no parameter present: residuals at the defaults only"
     u = u0
@@ -240,16 +241,37 @@ def fit_stage(stage: Stage, base: dict, quick: bool, say: Callable[[str], None])
     }
 
 
-def calibrate(stages: list[str], quick: bool = False, say: Callable[[str], None] = print) -> dict:
-    """Run ``stages`` in order, each on the earlier ones' fitted values; the JSON record."""
+def calibrate(
+    stages: list[str],
+    quick: bool = False,
+    say: Callable[[str], None] = print,
+    passes: int | None = None,
+) -> dict:
+    """Fit ``stages`` in order, ``passes`` times over (default: 2, a quick run 1); the JSON
+    record.
+
+    The stages are not independent (stage B's virtual cluster also feels stage C's
+    interference), so the fit is block coordinate descent: every parameter starts at its
+    stage's start value (never at the current ``ModelParams`` default, so the fit does not
+    depend on an earlier fit), each stage is fitted with all the others' current values
+    fixed, and a later pass starts each stage from the previous pass's result."""
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise ValueError(f"--stage {unknown[0]}: expected one of {', '.join(STAGES)} or all")
+    if passes is None:
+        passes = 1 if quick else 2
+    if passes < 1:
+        raise ValueError(f"--passes: expected an integer >= 1, got {passes}")
     fitted: dict = {}
-    records = []
     for name in stages:
-        rec = fit_stage(STAGES[name], dict(fitted), quick, say)
-        fitted.update(rec["final_params"])
-        fitted.update({k: v for k, v in rec["fixed"].items() if k not in fitted})
-        records.append(rec)
-    return {"quick": quick, "stages": records, "fitted": fitted}
+        params, fixed, _ = present(STAGES[name], lambda m: None)
+        fitted.update({p.name: p.start for p in params})
+        fitted.update(fixed)
+    records = []
+    for k in range(passes):
+        for name in stages:
+            rec = fit_stage(STAGES[name], dict(fitted), quick, say)
+            rec["pass"] = k + 1
+            fitted.update(rec["final_params"])
+            records.append(rec)
+    return {"quick": quick, "passes": passes, "stages": records, "fitted": fitted}

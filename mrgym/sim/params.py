@@ -11,6 +11,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ModelParams:
+    """The model's constants.  The fitted ones (``noise_sigma``, ``noise_tail_*``,
+    ``virt_*_overhead``, ``membw_alpha``, ``slow_vm_*``, ``credit_coupling``,
+    ``dom0_core_s_per_mb``) are ``mrgym calibrate``'s result, rounded to 4 significant
+    digits (docs/calibration.md; docs/reproduction/calibration.json, which a test ties
+    them to); the others state their sources."""
+
     # --- Disk -------------------------------------------------------------------------
     # Aggregate throughput of one physical disk with n concurrent streams is
     # disk_mbps * (floor + (1 - floor) * exp(-disk_thrash * (n - 1))): seek thrashing makes
@@ -33,7 +39,7 @@ class ModelParams:
     # dirty_ratio of the guest's dirtyable memory: its memory less its balloon and less
     # task_heap_mb per running task (Hadoop 1 mapred.child.java.opts default -Xmx200m;
     # Linux applies vm.dirty_ratio to free + reclaimable memory, not to JVM heaps).
-    guest_page_cache: bool = False
+    guest_page_cache: bool = True
     task_heap_mb: float = 200.0
     # --- CPU --------------------------------------------------------------------------
     # Dom0 CPU (cores) consumed per active I/O stream of a virtualized host: every guest
@@ -50,31 +56,31 @@ class ModelParams:
     # that depends on the co-runners' pressure and the victim's sensitivity (profile fields
     # mem_pressure, mem_sensitivity).  A phase slows by 1 + membw_alpha * sensitivity *
     # u / (1 - min(u, 0.9)), u = the other phases' pressure / (membw_capacity x cores): the
-    # M/M/1 queueing delay of a loaded memory controller.  0: off (cpu.PROPOSED has values).
-    membw_alpha: float = 0.0
+    # M/M/1 queueing delay of a loaded memory controller.  0: off.
+    membw_alpha: float = 1.522
     # pressure units the host's memory system serves per core (a co-runner at full
     # pressure on one core uses 1 unit)
-    membw_capacity: float = 0.5
+    membw_capacity: float = 0.8
     # Dom0 as its own CPU pool (cpu.py; ILA §3.1; Ongaro, Cox & Rixner, VEE 2008): > 0 gives
     # Dom0 this many cores, pinned outside the guests' cores, and every MB of guest I/O of a
     # virtualized host costs dom0_core_s_per_mb core-seconds of it, so a saturated Dom0
     # caps the host's I/O (its streams share dom0_cores / dom0_core_s_per_mb MB/s fairly);
     # dom0_cores_per_stream is then unused.  0: Dom0's demand joins the host's pool as above.
-    dom0_cores: float = 0.0
-    dom0_core_s_per_mb: float = 0.01
+    dom0_cores: float = 1.0
+    dom0_core_s_per_mb: float = 0.004495
     # The credit scheduler's coupling of I/O to CPU (Ongaro et al., VEE 2008): with more runnable
     # vCPUs than cores, a domain woken by an I/O completion waits for a time slice behind
     # CPU-bound domains, so each request takes longer.  A guest I/O stream's rate is divided
     # by 1 + credit_coupling x sum over its virtualized end hosts of max(0, runnable
     # vCPUs / cores - 1), runnable = CPU demand rounded to whole vCPUs.  0: off.
-    credit_coupling: float = 0.0
+    credit_coupling: float = 1.764
     # --- Virtualization ---------------------------------------------------------------
     # Extra time of a compute phase / an I/O stream on a virtualized host, scaled by the
     # job profile's virt_sensitivity.  Generic benchmarks: ~5 % computation and ~15 % I/O
     # overhead (HybridMR §I citing [10]); with these, I/O-bound jobs end 7-24 % and
     # CPU-bound jobs < 8 % slower than native (HybridMR Fig. 1a), see tests.
-    virt_cpu_overhead: float = 0.04
-    virt_io_overhead: float = 0.20
+    virt_cpu_overhead: float = 0.0
+    virt_io_overhead: float = 0.1069
     # Reading a co-hosted VM's block goes through the hypervisor's memory copy: as fast as
     # local (ILA §2.3, Fig. 3 "approximately the same time"), a few percent slower.
     server_read_penalty: float = 0.05
@@ -103,7 +109,7 @@ class ModelParams:
     block_retry_s: float = 3.0
     # --- Task-duration noise (Lee ch. 5: phase durations are log-normal) ---------------
     # sigma of log(multiplier); mean of the multiplier is 1.
-    noise_sigma: float = 0.25
+    noise_sigma: float = 0.03694
     # Independent multipliers drawn per task at reset: attempt k uses draw k % this, so a
     # speculative or re-executed copy gets different (but policy-independent) luck.
     noise_draws_per_task: int = 4
@@ -113,14 +119,14 @@ class ModelParams:
     # fair share of a link).  On a virtualized cluster a straggler
     # is as often slow in its I/O as in its CPU: co-located VMs contend for disk and network
     # (LATE, Zaharia et al. OSDI'08; Mantri, OSDI'10: contention is a main cause).
-    noise_phases: str = "compute"
+    noise_phases: str = "all"
     # Heavy tail of the noise: with probability noise_tail_p an attempt's draw is further
     # multiplied by a Pareto(noise_tail_alpha) factor >= 1 (x_m = 1).  Outlier durations in
     # production clusters are heavy-tailed (Mantri, OSDI'10; Dolly, NSDI'13: the slowest
     # task of a phase runs several times the median).  Drawn from the "tail" stream at reset, so
     # every policy sees the same outliers.  0: off (the draws stay log-normal).
-    noise_tail_p: float = 0.0
-    noise_tail_alpha: float = 2.0
+    noise_tail_p: float = 0.03645
+    noise_tail_alpha: float = 3.461
     # --- Persistently slow VMs -------------------------------------------------------
     # Each VM of a virtualized host is slow with probability slow_vm_p for the whole
     # episode: its compute phases and its attempts' I/O streams run slow_vm_factor x slower.
@@ -129,13 +135,13 @@ class ModelParams:
     # a spread of per-VM I/O throughput of about 2x on EC2).  Native hosts never
     # are.  Drawn from the "slowvm" stream at reset and hidden from schedulers: only its
     # effect shows in monitoring.  slow_vm_p = 0 (or slow_vm_factor = 1): off.
-    slow_vm_p: float = 0.0
-    slow_vm_factor: float = 1.0
+    slow_vm_p: float = 0.2926
+    slow_vm_factor: float = 1.093
     # --- Compressed input (gridmix2's block-compressed SequenceFiles) -------------------
     # On: a map whose profile has input_compression r > 1 reads input_mb / r from disk and
     # network and spends decompress_cpu_s_per_mb per MB of records (jobs.py).  False:
     # every map reads its records uncompressed.
-    compressed_input: bool = False
+    compressed_input: bool = True
     # --- Monitoring -------------------------------------------------------------------
     # Period of the metric sampler (fairness over time, interactive response time).
     sample_s: float = 10.0
@@ -143,21 +149,27 @@ class ModelParams:
 
 DEFAULT_PARAMS = ModelParams()
 
-# Proposed "on" values of the variability mechanisms (the lead fits the final ones):
-# a few percent of outliers with an infinite-variance tail (Mantri and Dolly: outliers are a
-# few percent of tasks and run several times the median), and 15 % of VMs 2x slow (LATE's EC2
-# measurements: co-located VMs' I/O throughput differs by a factor of about 2).  Choices
-# within those bounds, not fits: docs/model.md §2.
+# The settings that turn each mechanism of docs/model.md §2 off (the model before it).  The
+# probe claims (mrgym reproduce's probe-* rows) run with every one of them off but the one
+# they show, so that each mechanism is seen in isolation.
+MECHANISMS_OFF: dict[str, dict[str, object]] = {
+    "variability": {"noise_phases": "compute", "noise_tail_p": 0.0, "slow_vm_p": 0.0},
+    "membw": {"membw_alpha": 0.0},
+    "dom0": {"dom0_cores": 0.0},
+    "credit": {"credit_coupling": 0.0},
+    "guest_memory": {"guest_page_cache": False},
+    "compressed_input": {"compressed_input": False},
+}
+ALL_OFF: dict[str, object] = {k: v for d in MECHANISMS_OFF.values() for k, v in d.items()}
+
+# Demonstration values of the variability mechanisms for probe-variability: larger than the
+# fitted defaults (docs/calibration.md), within the sources' bounds (Mantri and Dolly:
+# outliers are a few percent of tasks and run several times the median; LATE: co-located
+# VMs' I/O throughput differs by a factor of about 2), so the probe shows the mechanism.
 VARIABILITY_PROPOSED: dict[str, float | str] = {
     "noise_phases": "all",
     "noise_tail_p": 0.05,
     "noise_tail_alpha": 1.5,
     "slow_vm_p": 0.15,
     "slow_vm_factor": 2.0,
-}
-# Proposed "on" values of this part's mechanisms (the calibration fits and flips them).
-PROPOSED: dict[str, object] = {
-    "guest_page_cache": True,
-    "compressed_input": True,
-    **VARIABILITY_PROPOSED,
 }

@@ -23,6 +23,7 @@ from mrgym.reproduce import probes
 from mrgym.reproduce.claims import Result, claim, finish
 from mrgym.reproduce.stats import figure
 from mrgym.sim.cpu import PROPOSED
+from mrgym.sim.params import ALL_OFF
 
 MEMBW_ON = {k: PROPOSED[k] for k in ("membw_alpha", "membw_capacity")}
 DOM0_ON = {k: PROPOSED[k] for k in ("dom0_cores", "dom0_core_s_per_mb")}
@@ -57,7 +58,7 @@ def _probe_time(
     if bg > probes.HOST_VMS - 1:  # more background maps than co-hosted VMs: more slots
         g["vm"] = {"vcpus": 4, "map_slots": 3, "reduce_slots": 1}
     sc = probes.scenario(probes.cluster([g], **extra), jobs)
-    sc["execution"].update(execution)
+    sc["execution"].update({**ALL_OFF, **execution})  # the other mechanisms off
     return probes.map_time(sc, probes.Pinned(pins=pins), job=1 if bg else 0, seed=seed)
 
 

@@ -25,6 +25,7 @@ from mrgym.config import load_scenario
 from mrgym.reproduce.claims import Result, claim, finish
 from mrgym.reproduce.stats import figure
 from mrgym.runner import build_simulation
+from mrgym.sim.params import ALL_OFF
 
 # one Xen server, two worker VMs of 2 GB with two map slots each, replication 1
 _XEN = {
@@ -50,7 +51,11 @@ def _guest_run(on: bool, seed: int, n_maps: int) -> dict:
         {"profile": "piest", "maps": 2, "reduces": 0, "name": "cpu"},
         {"profile": "randomwriter", "maps": n_maps, "reduces": 0, "name": "writer"},
     ]
-    over = {"workload": {"kind": "jobs", "jobs": jobs}, "execution.guest_page_cache": on}
+    # every other mechanism off: this one alone
+    over = {
+        "workload": {"kind": "jobs", "jobs": jobs},
+        "execution": {**ALL_OFF, "guest_page_cache": on},
+    }
     sim = build_simulation(load_scenario(_XEN, over), "fifo", seed)
     sim.run()
     writer = next(j for j in sim.jobs if j.spec.name == "writer")
@@ -126,7 +131,11 @@ _M1 = {
 
 def _compressed_run(on: bool, seed: int, n_maps: int) -> dict:
     jobs = [{"profile": "webdatascan", "maps": n_maps, "reduces": 1}]
-    over = {"workload": {"kind": "jobs", "jobs": jobs}, "execution.compressed_input": on}
+    # every other mechanism off: this one alone
+    over = {
+        "workload": {"kind": "jobs", "jobs": jobs},
+        "execution": {**ALL_OFF, "compressed_input": on},
+    }
     sim = build_simulation(load_scenario(_M1, over), "fifo", seed)
     sim.run()
     job = sim.jobs[0]

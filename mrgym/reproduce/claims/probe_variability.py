@@ -25,6 +25,7 @@ from mrgym.reproduce import probes
 from mrgym.reproduce.claims import Result, claim, finish
 from mrgym.reproduce.stats import figure
 from mrgym.runner import run_sim
+from mrgym.sim.params import ALL_OFF
 from mrgym.sim.params import VARIABILITY_PROPOSED as PROPOSED
 
 # the Rumen trace's native dispersion (pooled maps of jobs with >= 100 maps)
@@ -94,8 +95,8 @@ def dispersion(maps: int, execution: dict, seeds: list[int]) -> tuple[float, flo
 def probe_variability(seeds: list[int], out: Path, quick: bool = False) -> Result:
     maps = 96 if quick else 240
     res = {
-        "off": dispersion(maps, {}, seeds),
-        "on": dispersion(maps, dict(PROPOSED), seeds),
+        "off": dispersion(maps, dict(ALL_OFF), seeds),
+        "on": dispersion(maps, {**ALL_OFF, **PROPOSED}, seeds),
     }
     (off90, off99), (on90, on99) = res["off"], res["on"]
     more = on90 > off90 and on99 > off99
