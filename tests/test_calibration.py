@@ -121,3 +121,12 @@ def test_model_defaults_are_the_committed_fit() -> None:
             assert defaults[key] == value, key
         else:
             assert defaults[key] == pytest.approx(value, rel=1e-3, abs=1e-9), key
+
+
+def test_the_docs_show_the_committed_fit() -> None:
+    from mrgym.calibration import MARKERS, markdown
+
+    rec = json.loads((REPO / "docs" / "reproduction" / "calibration.json").read_text())
+    page = (REPO / "docs" / "calibration.md").read_text()
+    block = page.split(MARKERS[0], 1)[1].split(MARKERS[1], 1)[0]
+    assert block.strip() == markdown(rec).strip()

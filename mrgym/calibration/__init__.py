@@ -55,4 +55,53 @@ def run(stages: list[str], quick: bool, out: str | Path | None, update: bool, sa
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**head, **record}, indent=1, allow_nan=False))
+    if update:  # the docs page shows the committed fit
+        write_docs_table(path.parent.parent / "calibration.md", record)
     return path
+
+
+MARKERS = ("<!-- fit:start -->", "<!-- fit:end -->")
+
+
+def write_docs_table(page: Path, record: dict) -> None:
+    """Replace the block between :data:`MARKERS` of ``page`` by :func:`markdown`."""
+    text = page.read_text()
+    head, rest = text.split(MARKERS[0], 1)
+    tail = rest.split(MARKERS[1], 1)[1]
+    page.write_text(f"{head}{MARKERS[0]}\n{markdown(record)}\n{MARKERS[1]}{tail}")
+
+
+def markdown(record: dict) -> str:
+    """The fit's result as docs/calibration.md shows it (between its ``fit:start`` and
+    ``fit:end`` markers): each stage's parameters with bounds, start and fitted value, then
+    each target's residual after the last pass (``(measured - target) / tolerance``)."""
+    last: dict[str, dict] = {}
+    for rec in record["stages"]:
+        last[rec["stage"]] = rec  # the last pass's record of each stage
+    lines = [
+        "| stage | parameter | bounds | start | fitted |",
+        "|---|---|---|---|---|",
+    ]
+    for name, rec in last.items():
+        for p in rec["params"]:
+            v = rec["final_params"][p["name"]]
+            lines.append(
+                f"| {name} | `{p['name']}` | {p['lo']:g}-{p['hi']:g} | {p['start']:g} | {v:.4g} |"
+            )
+    lines += ["", "| stage | target or penalty | residual |", "|---|---|---|"]
+    for name, rec in last.items():
+        for key, r in rec["residuals"].items():
+            lines.append(f"| {name} | `{key}` | {r:+.2f} |")
+    passes = record.get("passes", 1)
+    evals = sum(rec["evaluations"] for rec in record["stages"])
+    lines += [
+        "",
+        f"{passes} passes over the stages, {evals} objective evaluations in all; fixed "
+        f"settings: {', '.join(f'`{k}` = {v}' for k, v in sorted(_fixed(record).items()))}.",
+    ]
+    return "\n".join(lines)
+
+
+def _fixed(record: dict) -> dict:
+    fitted = {p["name"] for rec in record["stages"] for p in rec["params"]}
+    return {k: v for k, v in record["fitted"].items() if k not in fitted}
