@@ -15,7 +15,7 @@ import mrgym
 from mrgym.config import available_scenarios, load_scenario
 from mrgym.runner import build_simulation, run_sim
 from mrgym.sim.hdfs import Hdfs
-from mrgym.sim.params import ModelParams
+from mrgym.sim.params import ALL_OFF, ModelParams
 
 # every host fails about every 3 minutes and is back after one, with an empty disk (the
 # machine was replaced): on lee-gpu's two hosts every replica of some blocks is lost
@@ -185,6 +185,10 @@ def test_spot_evictions_under_load_reexecute_work():
     # production rounds every 5 minutes keep the spot pool busy; evictions come with the
     # default two-minute notice, yet they catch long tasks and the map outputs on disk
     over = {**lee_cloud_small(), "dynamics.spot.hazard_per_hour": 3}
+    # issue 34's mechanisms off: on the calibrated model (compressed input's 4x shorter
+    # reads above all) no attempt outlives the two-minute notice (0 evicted, seeds 0-2;
+    # 1 with all of them off) -- the test is about eviction's mechanics, not task lengths
+    over.update({f"execution.{k}": v for k, v in ALL_OFF.items()})
     for j in range(5):
         over[f"workload.jobs.{j}.every_s"] = 300
         over[f"workload.jobs.{j}.repeat"] = 6

@@ -27,13 +27,15 @@ RATIO = 4  # README.gridmix2: "A 4x compression ratio ... is typical"
 MEDIUM_FILES = 30  # {part-000*0,part-000*1,part-000*2}: 10 files each
 MEDIUM_REDUCES = 170  # GridMixRunner.NUM_OF_REDUCERS_FOR_MEDIUM_JOB
 
-# job -> (profile, data set bytes, compressed on HDFS, reduces)
+# job -> (profile, data set bytes, compressed on HDFS, reduces); the jobs on compressed sets
+# have their own profiles (mrgym/sim/jobs.py's gridmix2 ones: a base profile's CPU and I/O
+# with the set's compression ratio and inflate cost)
 GRIDMIX2 = {
-    "monsterquery": ("gridmix", COMPRESSED_SET_B, True, MEDIUM_REDUCES),
-    "webdatasort": ("sort", COMPRESSED_SET_B, True, MEDIUM_REDUCES),
-    "webdatascan": ("grep", COMPRESSED_SET_B, True, 1),  # README: "1 Reducer"
+    "monsterquery": ("monsterquery", COMPRESSED_SET_B, True, MEDIUM_REDUCES),
+    "webdatasort": ("webdatasort", COMPRESSED_SET_B, True, MEDIUM_REDUCES),
+    "webdatascan": ("webdatascan", COMPRESSED_SET_B, True, 1),  # README: "1 Reducer"
     "javasort": ("sort", UNCOMPRESSED_SET_B, False, MEDIUM_REDUCES),
-    "combiner": ("wordcount", COMPRESSED_SET_B, True, MEDIUM_REDUCES),
+    "combiner": ("combiner", COMPRESSED_SET_B, True, MEDIUM_REDUCES),
 }
 ONE_ROUND = {f"workload.jobs.{j}.repeat": 1 for j in range(len(GRIDMIX2))}
 
@@ -57,6 +59,9 @@ def test_jobs_are_gridmix2_medium_jobs_on_the_real_data_set():
         profile, maps, input_mb, reduces = _derived(name)
         assert s.submit_s == int(rnd) * 4 * 3600  # all five arrive every 4 hours
         assert s.profile.name == profile
+        # the profile's ratio is the data set's: records MB / MB on HDFS
+        ratio = RATIO if GRIDMIX2[name][2] else 1.0
+        assert s.profile.input_compression == pytest.approx(ratio, rel=1e-3)
         assert s.n_maps == maps == 510
         assert s.n_reduces == reduces
         assert s.input_mb == pytest.approx(input_mb, abs=0.1)
