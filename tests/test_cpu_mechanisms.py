@@ -1,5 +1,6 @@
 """The CPU-side mechanisms of cpu.py: contention below the cores (membw), Dom0 as its own
-pool and the credit scheduler's coupling of I/O to CPU; each off by default."""
+pool and the credit scheduler's coupling of I/O to CPU; each on by default at its fitted
+value, params.MECHANISMS_OFF turns it off."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from mrgym.reproduce.claims.probe_cpu import CREDIT_ON, DOM0_ON, MEMBW_ON, _prob
 from mrgym.sim.cpu import PROPOSED, U_MAX, CpuPool
 from mrgym.sim.execution import FluidEngine
 from mrgym.sim.jobs import PROFILES, get_profile
-from mrgym.sim.params import ModelParams
+from mrgym.sim.params import ALL_OFF, MECHANISMS_OFF, ModelParams
 
 
 def _kmeans_beside_matrix(k: int, execution: dict) -> float:
@@ -102,10 +103,31 @@ def test_every_profile_has_a_memory_character_in_range():
     assert PROFILES["piest"].mem_pressure < 0.1 < PROFILES["terasort"].mem_pressure - 0.7
 
 
-def test_mechanisms_are_off_by_default_and_proposed_is_on():
+def _mix_run(execution: dict):
+    """ila72's Xen cluster running a compressed scan, KMeans and TeraSort side by side: a
+    mix on which every mechanism of docs/model.md §2 has an effect."""
+    from mrgym.registry import make
+    from mrgym.runner import run_sim
+
+    jobs = [{"profile": p, "maps": 60} for p in ("webdatascan", "kmeans", "terasort")]
+    over = {"workload": {"kind": "jobs", "jobs": jobs}, "execution": execution}
+    return run_sim(load_scenario("ila72", over), make("fair", speculation=False), 0).task_log
+
+
+def test_mechanisms_are_on_by_default_and_each_off_entry_disables_its_effect():
     d = ModelParams()
-    assert d.membw_alpha == 0.0 and d.dom0_cores == 0.0 and d.credit_coupling == 0.0
+    assert d.membw_alpha > 0.0 and d.dom0_cores > 0.0 and d.credit_coupling > 0.0
     assert all(v > 0 and not math.isnan(v) for v in PROPOSED.values())
+    # every OFF setting differs from the default (the default turns the mechanism on)
+    assert all(getattr(d, k) != v for k, v in ALL_OFF.items())
+    # ALL_OFF is the union of the per-mechanism entries, none shadowing another
+    assert len(ALL_OFF) == sum(len(off) for off in MECHANISMS_OFF.values())
+    base = _mix_run(dict(ALL_OFF))
+    for name, off in MECHANISMS_OFF.items():
+        # this mechanism alone at its default: a run that differs from ALL_OFF's, so its
+        # OFF entry is what turned it off
+        only = _mix_run({k: v for k, v in ALL_OFF.items() if k not in off})
+        assert only != base, name
 
 
 @pytest.mark.parametrize(
@@ -138,7 +160,10 @@ def test_credit_coupling_retimes_a_flow_when_the_cpus_free_up():
     demand until 4 s (excess 1): 10 / 1.5 MB/s until then, 10 MB/s after."""
     from mrgym.sim.topology import Link
 
-    params = ModelParams(corunner_penalty=0.0, dom0_cores_per_stream=0.0, credit_coupling=0.5)
+    # the other mechanisms off (ALL_OFF): Dom0's own pool would add a link to the flow and
+    # membw would slow the phases, moving the analytic end this test checks
+    off = {**ALL_OFF, "corunner_penalty": 0.0, "dom0_cores_per_stream": 0.0}
+    params = ModelParams(**{**off, "credit_coupling": 0.5})
     env, eng, host, vms = _pool(params, cores=2.0, virtualized=True)
     flow = eng.flow((Link("disk", 10.0),), 100.0, 1.0, (host,))
     phases = [eng.compute(vms[i // 2], 2.0) for i in range(4)]  # 2 VMs x 2 phases, 1 core each

@@ -167,3 +167,16 @@ def test_hybridmr_memory_parameters_are_checked():
         Phase2(mem_high=0.0)
     with pytest.raises(ValueError, match="hybridmr mem_step_gb: expected a number > 0"):
         Phase2(mem_step_gb=0.0)
+
+
+def test_a_native_worker_writes_through_its_hosts_cache():
+    """lee-gpu's native workers (vm.memory_gb 2 GB, 10 slots) are no Xen guests: with
+    guest_page_cache on they keep the host's cache (0.2 x 2 GB), not a guest's 2 GB less
+    10 heaps of 200 MB, which left ~10 MB and made Sort's cc1 maps 1.5x its cg1 ones."""
+    sim = build_simulation("lee-gpu", "fifo", 0)
+    assert sim.params.guest_page_cache
+    for c in sim.caches.values():
+        assert c.guests is None and c.budget_mb == pytest.approx(0.2 * 2048.0)
+        assert c.guest(c.host.vms[0]) is c
+    xen = build_simulation("ila72", "fifo", 0)
+    assert all(c.guests for c in xen.caches.values())

@@ -93,8 +93,10 @@ class Simulation:
         guests = None
         if p.guest_page_cache:
             guests = guest_caches(self.topo.vms, self.engine, p.dirty_ratio, p.task_heap_mb)
+        # a native host has no guest kernel: its worker writes through the host's one cache
         self.caches: dict[int, WriteCache] = {
-            h.id: WriteCache(h, self.engine, p.dirty_ratio, guests) for h in self.topo.hosts
+            h.id: WriteCache(h, self.engine, p.dirty_ratio, guests if h.virtualized else None)
+            for h in self.topo.hosts
         }
         self.hb = scenario.cluster.heartbeat_s
         self.oob = scenario.cluster.oob_heartbeat

@@ -162,9 +162,10 @@ class WriteCache:
 
 def guest_caches(vms, engine: FluidEngine, dirty_ratio: float, heap_mb: float) -> dict:
     """One cache per Hadoop VM (guest_page_cache on): VMs with no memory (interactive
-    ones) take no Hadoop writes."""
+    ones) take no Hadoop writes, and a native host's worker is no guest (it writes through
+    its host's one cache: no guest kernel of its own, no heaps carved out of a guest)."""
     return {
         v.id: WriteCache(v.host, engine, dirty_ratio, heap_mb=heap_mb, vm=v)
         for v in vms
-        if v.memory_gb > 0
+        if v.memory_gb > 0 and v.host.virtualized
     }
