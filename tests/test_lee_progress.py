@@ -127,6 +127,13 @@ def test_calibration_measures_the_gpu_affinity():
     assert 0.85 < sort["cg1.4xlarge"] / sort["cc1.4xlarge"] < 1.15
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="validation not reproduced on the calibrated model (claim lee-ps-jct): Crypto's "
+    "gain is 0.15 over seeds 0-2 (-0.11, 0.19, 0.38; 0.10 over 10 seeds), the thesis ~0.30; "
+    "with noise_sigma 0.25 it is 0.34: the fitted, small log-normal noise frees the GPU "
+    "node's slots together, and progress share gives many of them to Sort",
+)
 def test_progress_share_speeds_the_accelerable_job_on_lee_gpu():
     """§4.4.2 (Fig. 4.11, third bars): Crypto ~30 % faster than under the fair scheduler.
     Sort is measured 10 ± 4 % slower over 10 seeds (the thesis: not slower; the reason is
