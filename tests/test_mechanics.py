@@ -10,6 +10,7 @@ import mrgym
 from mrgym.metrics import episode_metrics, task_log
 from mrgym.runner import build_simulation, run_sim
 from mrgym.sim.hdfs import LEVELS, NODE, OFF_RACK, RACK, SERVER
+from mrgym.sim.params import ALL_OFF
 from mrgym.sim.scheduler import (
     DECLINE,
     MAP,
@@ -78,7 +79,11 @@ def test_monitoring_reports_cpu_and_io():
         {"profile": "piest", "maps": 4, "reduces": 0, "input_mb": 4 * 5000},
         {"profile": "grep", "maps": 2, "reduces": 0, "input_mb": 2 * 20000},
     ]
-    sc = scenario(cluster([{"count": 1, "type": "xen-12core", "vms_per_host": 4}]), jobs)
+    # issue 34's mechanisms off: Dom0's own cores and memory-bandwidth contention change
+    # the numbers this test derives by hand (one core per map, 0.1 Dom0 core per stream)
+    sc = scenario(
+        cluster([{"count": 1, "type": "xen-12core", "vms_per_host": 4}]), jobs, params=ALL_OFF
+    )
     run_sim(sc, Probe(), 0)
     host = seen["host"]
     assert host.vm_cpu_cores == pytest.approx(4.0, rel=0.05)  # four CPU-bound maps, one core each
@@ -297,9 +302,11 @@ def test_slowdown_against_isolated_runs():
     from mrgym.metrics import slowdowns
     from mrgym.runner import isolated_jct
 
-    # out-of-band heartbeats on: on the 3 s grid alone (lee-gpu's Hadoop 0.18.3 default) the
-    # Crypto job alone finishes 2 s later than shared (slowdown 0.96), a heartbeat phase
-    sc = mrgym.load_scenario("lee-gpu", {"cluster.oob_heartbeat": True})
+    # lee-gpu's Hadoop 0.18.3 heartbeats (3 s grid, no out-of-band beats), as every scenario
+    # runs them: slowdowns 0.996 (Crypto) and 1.23 (Sort) at seed 0.  Out-of-band beats on
+    # give Crypto 0.91 here, even with issue 34's mechanisms off (0.79): alone, its maps meet
+    # the beats in another phase, which is no effect of sharing
+    sc = mrgym.load_scenario("lee-gpu")
     alone = isolated_jct(sc, "fifo", 0)
     sim = build_simulation(sc, "fifo", 0)
     sim.run()

@@ -10,6 +10,7 @@ import pytest
 import mrgym
 from mrgym.reproduce.ila_runs import alone_time
 from mrgym.runner import build_simulation
+from mrgym.sim.params import MECHANISMS_OFF
 from mrgym.sim.topology import Link
 
 # one Xen server with one 2 GB worker VM and nothing to run
@@ -92,7 +93,11 @@ def test_no_cache_sends_every_write_to_the_disk():
 
 
 def _io_slowdowns(dirty_ratio: float) -> np.ndarray:
-    sc = mrgym.load_scenario("ila72", {"execution.dirty_ratio": dirty_ratio})
+    # Dom0 on its own core (issue 34) off: with it, Dom0's CPU bounds every write, cached or
+    # not, and hides the page cache this test measures (cached / uncached > 2x: 0.977 / 0.996
+    # with it, 0.544 / 0.906 without; medians 4.58 / 4.65 and 2.13 / 3.09)
+    dom0_off = {f"execution.{k}": v for k, v in MECHANISMS_OFF["dom0"].items()}
+    sc = mrgym.load_scenario("ila72", {"execution.dirty_ratio": dirty_ratio, **dom0_off})
     sim = build_simulation(sc, "fair", 0)
     sim.run()
     return np.array(
@@ -205,10 +210,13 @@ def test_a_killed_writer_leaves_only_what_it_sent_in_the_page_caches():
         att = atts[0]
         w = att.work
         sent = w.total - w.remaining_at(env.now)
-        before = [sim.caches[h.id].dirty_mb(env.now) for h in sim.topo.hosts]
+        # each host's cache that took the replica: the host's own, or (guest_page_cache, the
+        # default) its one DataNode guest's
+        caches = [sim.caches[h.id].guest(None) for h in sim.topo.hosts]
+        before = [c.dirty_mb(env.now) for c in caches]
         sim.tracker.kill(att, "killed", requeue=False)
         seen.update(sent=sent, before=before)
-        seen["after"] = [sim.caches[h.id].dirty_mb(env.now) for h in sim.topo.hosts]
+        seen["after"] = [c.dirty_mb(env.now) for c in caches]
 
     env.process(killer())
     sim.run()

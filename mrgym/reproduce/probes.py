@@ -76,14 +76,15 @@ def scenario(
     params: dict | None = None,
     **kw: Any,
 ) -> dict:
-    """A scenario dict with an explicit job list and no task-duration noise; ``params``:
-    further ``execution`` fields (``ModelParams``), e.g. a calibration's trial values."""
+    """A scenario dict with an explicit job list and no task-duration noise (neither the
+    lognormal draw nor its heavy tail, both on by default); ``params``: further
+    ``execution`` fields (``ModelParams``), e.g. a calibration's trial values."""
     sc: dict[str, Any] = {
         "name": "probe",
         "cluster": cluster_,
         "hdfs": {"replication": replication, "block_mb": kw.pop("block_mb", 128)},
         "workload": {"kind": "jobs", "jobs": jobs},
-        "execution": {"noise_sigma": 0.0, **(params or {})},
+        "execution": {"noise_sigma": 0.0, "noise_tail_p": 0.0, **(params or {})},
     }
     sc.update(kw)
     return sc
