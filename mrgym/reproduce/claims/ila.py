@@ -286,7 +286,7 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
         "26.1 and JCT ratio in [1.5, 2.5]; 'same direction' if the drop is ≥ 5 points and the "
         "virtual job is slower. Setup: delay baseline with node_wait_s = rack_wait_s = 5, "
         "Hadoop 0.20.205's defaults (ILA names no version): 3 s heartbeats, no out-of-band "
-        "heartbeat; speculative execution not yet run (the classic schedulers have none)."
+        "heartbeat, Hadoop's default speculation (on in the delay baseline)."
     )
     if not ok:
         why += (
@@ -294,13 +294,9 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
             f"({'within' if 1.5 <= mr <= 2.5 else 'outside'} the paper's band: 4 VMs share one "
             "disk). Delay scheduling keeps nearly all maps node-local: with a single job, "
             "interference slows every task alike, so local slots free up as often as elsewhere "
-            "and a 5 s wait nearly always finds one. Tried without moving locality by more than "
-            "a point (issue 9 note): Hadoop's VM-unaware task choice, out-of-band heartbeats on "
-            "(off, the 0.20.205 default, is the setup), Hadoop 0.20's default speculation "
-            "(a map 0.2 behind "
-            "its job's average progress after 60 s: none qualifies). What ILA blames, local "
-            "slots held by unexpectedly long tasks, needs task times far more uneven than the "
-            "model's interference gives one job on identical VMs."
+            "and a 5 s wait nearly always finds one. What ILA blames, local slots held by "
+            "unexpectedly long tasks, needs task times more uneven than the model's "
+            "interference and variability (slow VMs, heavy-tailed outliers) give one job."
         )
     plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.6))
