@@ -108,16 +108,23 @@ def _sort_slower(seeds: list[int]) -> str:
         [lee_run(ps, sd).cr["sort"]["h1"] / lee_run(ps, sd).cr["sort"]["h0"] for sd in seeds]
     )
     util = {s: np.mean([lee_run(s, sd).util for sd in seeds]) for s in SCHEDS}
-    return (
-        f" Sort is slower here: its calibration maps ran at {calib:.2f}x the cc1's speed "
-        "on the cg1 node (measured on its first maps, while Crypto ran on both nodes), so eq. 4.4 "
-        "ranks the two nodes strictly and gives one of them a preference near 0.5 for "
-        "Sort; Algorithm 2 then lets Sort decline those slots for up to half of "
-        "max_delay (10 s) — also after Crypto is done — leaving slots idle (slot "
-        f"utilization {util[fair]:.2f} under fair, {util[ps]:.2f} under progress "
-        f"share). Over the whole run Sort's maps ran at {later:.2f}x on the cg1 node: "
-        "the frozen calibration no longer holds once progress share moves Crypto there."
+    why = (
+        f" Sort is slower here. Its calibration maps ran at {calib:.2f}x the cc1's speed "
+        "on the cg1 node (measured on its first maps, while Crypto ran on both nodes)"
     )
+    if util[ps] < util[fair]:
+        why += (
+            ", so eq. 4.4 ranks the two nodes and Algorithm 2 lets Sort decline the slots "
+            "of the one it prefers less for up to half of max_delay (10 s), leaving slots "
+            f"idle (slot utilization {util[fair]:.2f} under fair, {util[ps]:.2f} under "
+            "progress share)"
+        )
+    why += f". Over the whole run Sort's maps ran at {later:.2f}x on the cg1 node" + (
+        ": the frozen calibration no longer holds once progress share moves Crypto there."
+        if abs(later - calib) > 0.1
+        else "."
+    )
+    return why
 
 
 def _jct_figure(jct: dict):

@@ -135,15 +135,10 @@ def tara_jct(seeds: list[int], out: Path) -> Result:
     )
     if not beats_all:
         lost = [b for b in PAPER_GAIN if m[b] <= 0]
-        why += f" TARA does not beat {', '.join(LABEL[b] for b in lost)}"
-        if "h-2" in lost:
-            why += (
-                ": the simulator's best placements are spread over the fattest racks, which "
-                "H-2 (10 VMs on each of the 8 fastest racks) already is"
-            )
         why += (
-            "; the predictor's errors (lee-tara-accuracy) are as large as the differences "
-            "between such placements, so the GA cannot tell them apart."
+            f" TARA does not beat {', '.join(LABEL[b] for b in lost)} (reduction "
+            + ", ".join(f"{100 * m[b]:+.1f} %" for b in lost)
+            + "); the predictor's errors against the simulator are in lee-tara-accuracy."
         )
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
