@@ -218,7 +218,7 @@ def ila_fig7(seeds: list[int], out: Path) -> Result:
         "Criterion: maps of I/O-bound jobs with input (TeraGen/RWrite excluded, as in the "
         "paper) launched node- or server-local; Delay above each greedy scheduler, and every "
         f"scheduler within ±15 points of the paper. {FIG7_READING} Pooled over tasks "
-        "instead, the large I/O jobs (WordCount 250 maps, Grep 2 x 120) dominate: "
+        "instead, where the large I/O jobs (WordCount 250 maps, Grep 2 x 120) weigh most: "
         + ", ".join(f"{LABEL[s]} {ci(pooled[s])[0] * 100:.0f} %" for s in PAPER_FIG7)
         + "."
     )

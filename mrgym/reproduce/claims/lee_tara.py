@@ -140,6 +140,13 @@ def tara_jct(seeds: list[int], out: Path) -> Result:
             + ", ".join(f"{100 * m[b]:+.1f} %" for b in lost)
             + "); the predictor's errors against the simulator are in lee-tara-accuracy."
         )
+        same = [b for b in lost if np.allclose(jct["tara"], jct[b], rtol=1e-9, atol=1e-6)]
+        if same:
+            why += (
+                f" TARA's JCT equals {', '.join(LABEL[b] for b in same)}'s in every seed: "
+                "its GA, whose start population holds the heuristics' placements, found none "
+                "it predicts faster."
+            )
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     xs = np.arange(len(POLICIES))
