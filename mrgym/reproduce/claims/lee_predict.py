@@ -215,7 +215,8 @@ def lee_predict_workers(seeds: list[int], out: Path) -> Result:
         "workers are added and every predicted mean is within 10 % of the actual; 'same "
         "direction' if only the move holds."
     )
-    if worst > 0.10:
+    errs = [abs(mean[h]["mean_err"]) for h in SCALE]
+    if worst > 0.10 and all(a < b for a, b in zip(errs, errs[1:])):
         post = float(np.mean([o.jct - o.map_end for o in model("sort", seeds[0]).observations]))
         act_post = {h: float(np.mean(actual("sort", h, seeds[0]))) for h in SCALE}
         why += (
