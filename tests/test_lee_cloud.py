@@ -198,3 +198,22 @@ def test_spot_lifetime_runs_only_while_the_instance_is_on():
     early = [h for h in SPOT if sim.dynamics.evict_at[h] <= 30.0]
     assert m["hosts_evicted"] == len(early) < len(SPOT)
     assert all(h in sim.dynamics.off for h in SPOT if h not in early)
+
+
+def test_core_disk_work_reads_compressed_input_at_its_stored_size():
+    # lee-4.4.1-rounds' disk bound: 1000 MB of records compressed 4x read as 250 MB,
+    # plus 3 replicas of 0.5 x 1000 MB of output
+    from types import SimpleNamespace as NS
+
+    from mrgym.reproduce.claims.lee_cloud import core_disk_mb
+
+    job = NS(maps=[NS(input_mb=600.0), NS(input_mb=400.0)])
+    job.profile = NS(input_compression=4.0, output_ratio=0.5)
+
+    def sim(packed: bool) -> NS:
+        return NS(
+            scenario=NS(hdfs=NS(replication=3)), params=NS(compressed_input=packed), jobs=[job]
+        )
+
+    assert core_disk_mb(sim(True)) == pytest.approx(250.0 + 1500.0)
+    assert core_disk_mb(sim(False)) == pytest.approx(1000.0 + 1500.0)

@@ -332,7 +332,6 @@ def sla(seeds: list[int], out: Path) -> Result:
         "reproduced if HybridMR's is at most 10 % of FIFO's at every load, same direction "
         "if never above it. Mean response (s): "
         + "; ".join(f"{k} {', '.join(f'{v:.2f}' for v in d.values())}" for k, d in mean.items())
-        + ". Left-over violations come from Dom0's I/O work, which phase II does not cap"
     )
     fig, ax = figure(4.8, 3.2)
     for k in rows:

@@ -74,22 +74,22 @@ def _fig8_tail(seeds: list[int], fr: dict) -> str:
     inp = np.array([r.duration / r.alone for r in recs if r.io_bound and r.has_input])
     cpu = np.array([r.duration / r.alone for r in recs if not r.io_bound])
     over = "PureFair" if scheds == FIG8_CALIBRATION else f"the {len(scheds)} schedulers"
+    n10 = np.sum(gen > 10) + np.sum(inp > 10) + np.sum(cpu > 10)
+    gen_share = np.sum(gen > 10) / max(int(n10), 1)
     return (
         f" Measured over {over}: {le * 100:.0f} % ≤1.1x, {f2 * 100:.0f} % >2x, "
-        f"{f10 * 100:.0f} % >10x (paper 15/60/10). The >10x tail is the map-only "
-        f"generators (TeraGen, RandomWriter: {gen.size / len(recs) * 100:.0f} % of maps, "
+        f"{f10 * 100:.0f} % >10x (paper 15/60/10). {gen_share * 100:.0f} % of the >10x maps "
+        f"are the map-only generators (TeraGen, RandomWriter: {gen.size / len(recs) * 100:.0f} "
+        "% of maps, "
         f"{np.mean(gen > 10) * 100:.0f} % of them >10x): each writes 3 replicas of a 128 MB "
         "block, ~230 GB through 12 disks of 100 MB/s for TeraGen alone, a disk-bandwidth "
-        "bound that the page cache (20 % of the guests' memory, ~2.4 GB per server) only "
-        "delays; I/O-bound maps with input run a median "
+        "bound that the guests' page caches (20 % of their dirtyable memory) only delay; "
+        "I/O-bound maps with input run a median "
         f"{np.median(inp):.1f}x ({np.mean(inp > 2) * 100:.0f} % >2x, "
-        f"{np.mean(inp > 10) * 100:.0f} % >10x). Too few >2x: CPU-bound maps "
-        f"({cpu.size / len(recs) * 100:.0f} % of maps) run a median {np.median(cpu):.2f}x, "
-        f"{np.mean(cpu > 2) * 100:.0f} % >2x, since CPU interference starts only when "
-        "co-hosted demand exceeds the cores (Fig. 1, reproduced); the paper's 60 % >2x "
-        "implies CPU-bound tasks slowed more, by effects the model does not have (cache "
-        "and memory-bandwidth contention, Xen scheduling latency) or by a different TeraGen "
-        "size (the paper gives 600 maps, not its bytes)."
+        f"{np.mean(inp > 10) * 100:.0f} % >10x). "
+        + ("Too few >2x: " if f2 < PAPER_FIG8["gt2"] - FIG8_TOL["gt2"] else "")
+        + f"CPU-bound maps ({cpu.size / len(recs) * 100:.0f} % of maps) run a median "
+        f"{np.median(cpu):.2f}x, {np.mean(cpu > 2) * 100:.0f} % >2x."
     )
 
 
@@ -218,7 +218,7 @@ def ila_fig7(seeds: list[int], out: Path) -> Result:
         "Criterion: maps of I/O-bound jobs with input (TeraGen/RWrite excluded, as in the "
         "paper) launched node- or server-local; Delay above each greedy scheduler, and every "
         f"scheduler within ±15 points of the paper. {FIG7_READING} Pooled over tasks "
-        "instead, the large I/O jobs (WordCount 250 maps, Grep 2 x 120) dominate: "
+        "instead, where the large I/O jobs (WordCount 250 maps, Grep 2 x 120) weigh most: "
         + ", ".join(f"{LABEL[s]} {ci(pooled[s])[0] * 100:.0f} %" for s in PAPER_FIG7)
         + "."
     )
@@ -292,12 +292,14 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
         why += (
             f" Measured: drop {md * 100:.1f} points, JCT ratio {mr:.2f}x "
             f"({'within' if 1.5 <= mr <= 2.5 else 'outside'} the paper's band: 4 VMs share one "
-            "disk). Delay scheduling keeps nearly all maps node-local: with a single job, "
-            "interference slows every task alike, so local slots free up as often as elsewhere "
-            "and a 5 s wait nearly always finds one. What ILA blames, local slots held by "
-            "unexpectedly long tasks, needs task times more uneven than the model's "
-            "interference and variability (slow VMs, heavy-tailed outliers) give one job."
+            "disk)."
         )
+        if md < 0.05:
+            why += (
+                f" Delay scheduling keeps {ci(res['virtual']['node'])[0] * 100:.1f} % of the "
+                "virtual cluster's maps node-local: a 5 s wait nearly always finds a local "
+                "slot."
+            )
     plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.6))
     xs = np.arange(2)

@@ -50,10 +50,7 @@ def ila_table5(seeds: list[int], out: Path) -> Result:
         f"and random Table 3 mixes; {runs[0]['rows']} rows, a new split per seed). Criterion: "
         "exponential R² ≥ 0.8 and above linear and quadratic; 'same direction' if only above. "
         f"Exponential by class (seed {seeds[0]}): I/O R² {by['r2_io']:.2f}, CPU "
-        f"{by['r2_cpu']:.2f}. The Table 2 metrics explain the simulator's slowdowns only in "
-        "part: a writer's slowdown depends on whether the host's page cache is full (1x or "
-        "~11x for the same metrics), and under seek thrash the measured read rates and disk "
-        "utilization fall as contention rises; only Dom0's CPU counts the streams. The "
+        f"{by['r2_cpu']:.2f}. The "
         "default fit minimizes squared errors of log S (raw SSE, the paper's, is the "
         "'exponential-sse' row: it bends to the heavy tail)."
     )
