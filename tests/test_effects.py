@@ -72,27 +72,14 @@ def _virt_overhead(profile: str) -> float:
     )
 
 
-_FIG1A_MISS = "issue 34 calibration: mean over seeds 0-5, noise-free, the claim's method"
-
-
 @pytest.mark.parametrize(
     "profile,lo,hi",
     [
         ("sort", 0.07, 0.24),
-        pytest.param(
-            "wordcount",
-            0.07,
-            0.24,
-            marks=pytest.mark.xfail(strict=True, reason=f"overhead 5.6 % < 7 %; {_FIG1A_MISS}"),
-        ),
+        ("wordcount", 0.07, 0.24),
         ("distgrep", 0.07, 0.24),
         ("kmeans", 0.0, 0.08),
-        pytest.param(
-            "piest",
-            0.0,
-            0.08,
-            marks=pytest.mark.xfail(strict=True, reason=f"overhead 8.9 % > 8 %; {_FIG1A_MISS}"),
-        ),
+        ("piest", 0.0, 0.08),
     ],
 )
 def test_virtualization_overhead_matches_hybridmr_fig1a(profile, lo, hi):

