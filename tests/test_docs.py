@@ -140,6 +140,7 @@ PAPERS = {
 }
 VERDICTS = ("reproduced", "same direction", "not reproduced")
 VALIDATION_ROW = "validation rows only"
+PROBE_ROW = "mechanism probes (no paper number)"
 
 
 def _results() -> dict:
@@ -153,7 +154,7 @@ def test_readme_verdict_counts_equal_the_report() -> None:
     """Per paper, all rows, and the validation rows alone (their role from
     mrgym/reproduce/roles.py, the one table docs/calibration.md lists)."""
     from mrgym.reproduce.report import load_claims
-    from mrgym.reproduce.roles import VALIDATION, role
+    from mrgym.reproduce.roles import PROBE, VALIDATION, role
 
     text = README.read_text(encoding="utf-8")
     table = text.split("<!-- verdicts:start -->")[1].split("<!-- verdicts:end -->")[0]
@@ -162,15 +163,18 @@ def test_readme_verdict_counts_equal_the_report() -> None:
         cells = [c.strip() for c in line.strip("|").split("|")]
         rows[cells[0]] = tuple(int(c) for c in cells[1:])
     claims = _results()["claims"]
-    count = Counter((c["paper"], c["verdict"]) for c in claims)
-    total = Counter(c["verdict"] for c in claims)
-    valid = Counter(c["verdict"] for c in claims if role(c["key"]) == VALIDATION)
-    assert set(rows) == {*PAPERS, VALIDATION_ROW}
+    probes = [c for c in claims if role(c["key"]) == PROBE]
+    papers = [c for c in claims if role(c["key"]) != PROBE]  # the papers' numbers
+    count = Counter((c["paper"], c["verdict"]) for c in papers)
+    total = Counter(c["verdict"] for c in papers)
+    valid = Counter(c["verdict"] for c in papers if role(c["key"]) == VALIDATION)
+    assert set(rows) == {*PAPERS, VALIDATION_ROW, PROBE_ROW}
     for label, paper in PAPERS.items():
         want = tuple((total[v] if paper is None else count[(paper, v)]) for v in VERDICTS)
         assert rows[label] == want, label
     assert rows[VALIDATION_ROW] == tuple(valid[v] for v in VERDICTS)
-    assert sum(rows["all"]) == len(claims) == len(load_claims())
+    assert rows[PROBE_ROW] == tuple(Counter(c["verdict"] for c in probes)[v] for v in VERDICTS)
+    assert sum(rows["all"]) + len(probes) == len(claims) == len(load_claims())
 
 
 # -- the site ----------------------------------------------------------------------------
