@@ -345,11 +345,16 @@ def is_ours(path: Path) -> bool:
 
 def clear_old(out: Path) -> list[str]:
     """Remove what an earlier report left in ``out``: its ``report.md``, ``results.json``
-    (when :func:`is_ours`) and the figures named after a claim (a run of one paper must not
-    sit beside another run's figures); other files stay.  Returns what went."""
+    (when :func:`is_ours`) and the figures named after a claim or listed in that
+    ``results.json`` (a withdrawn claim's too; a run of one paper must not sit beside
+    another run's figures); other files stay.  Returns what went."""
     if not out.is_dir():
         return []
     figures = {f"{c.key}.png" for c in load_claims()}
+    old = out / RESULTS
+    if old.is_file() and is_ours(old):  # also the figures of claims since withdrawn
+        claims = json.loads(old.read_text(encoding="utf-8")).get("claims", [])
+        figures |= {Path(c["plot"]).name for c in claims if isinstance(c, dict) and c.get("plot")}
     gone = []
     for p in sorted(out.iterdir()):
         if p.is_file() and (p.name in figures or p.name in (REPORT, RESULTS) and is_ours(p)):
