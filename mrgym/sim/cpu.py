@@ -10,7 +10,8 @@ rate times its share of a core and its factor.  A change re-times the clock once
 phases of a VM whose share of a core changed (its phase count or cap passed its vCPUs) are
 re-bound (issue "Speed").
 
-Two mechanisms below and beside the cores, each off by default (params.py):
+Two mechanisms below and beside the cores, each on by default at its fitted value and
+off at 0 (params.py):
 
 * **Contention below the cores** (Mars et al., Bubble-Up, MICRO 2011; Delimitrou &
   Kozyrakis, Paragon, ASPLOS 2013): co-located phases share the last-level cache and the

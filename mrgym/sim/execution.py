@@ -13,8 +13,8 @@ Two kinds of work share resources:
   :class:`~mrgym.sim.cpu.CpuPool` (cpu.py).  Nobody slows down until the demand of all co-hosted compute phases,
   interactive VMs and Dom0 (per active I/O stream) exceeds the host's cores; beyond that
   the cores are shared in proportion to demand (ILA Fig. 1).  Below the cores, memory
-  contention slows a phase beside memory-heavy co-runners (cpu.py, off by default): its
-  memory class then has a clock of its own.
+  contention slows a phase beside memory-heavy co-runners (cpu.py; off with membw_alpha
+  0): its memory class then has a clock of its own.
 
 With Dom0 as its own pool (``dom0_cores`` > 0, cpu.py) a flow of a virtualized host also
 crosses its Dom0's link, and with ``credit_coupling`` > 0 a flow's factor carries the
