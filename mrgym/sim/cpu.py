@@ -63,7 +63,8 @@ INTERACTIVE_PRESSURE = 0.1
 # Load past which the memory controller's queueing delay stops growing super-linearly:
 # bandwidth is then shared (g grows linearly), so a heavy overload slows but never stalls
 U_MAX = 0.9
-# Proposed "on" values (the lead's calibration fits the final ones).  membw: with the
+# Demonstration values of probe-membw and probe-dom0 (the model's defaults are fitted:
+# docs/calibration.md).  membw: with the
 # pressures of jobs.MEMORY_CHARACTER, a KMeans map beside 3 Matrix maps on a 10-core host
 # slows ~1.2x and beside 7 ~1.9x, the range of Bubble-Up's and Paragon's co-location
 # slowdowns of sensitive codes; ILA Fig. 1's PiEst background (pressure 0.05) stays

@@ -68,6 +68,15 @@ def _guest_run(on: bool, seed: int, n_maps: int) -> dict:
     }
 
 
+def _off_on(run, seeds: list[int], n_maps: int) -> tuple[dict, dict]:
+    """``run(on, seed, n_maps)``'s numbers averaged over ``seeds``, mechanism off then on."""
+    mean = []
+    for on in (False, True):
+        rs = [run(on, s, n_maps) for s in seeds]
+        mean.append({k: float(np.mean([r[k] for r in rs])) for k in rs[0]})
+    return mean[0], mean[1]
+
+
 @claim(
     paper="hybridmr",
     key="probe-guest-cache",
@@ -79,9 +88,7 @@ def _guest_run(on: bool, seed: int, n_maps: int) -> dict:
 )
 def probe_guest_cache(seeds: list[int], out: Path, quick: bool = False) -> Result:
     n_maps = 4 if quick else 8
-    runs = {on: [_guest_run(on, s, n_maps) for s in seeds] for on in (False, True)}
-    mean = {on: {k: float(np.mean([r[k] for r in rs])) for k in rs[0]} for on, rs in runs.items()}
-    off, on = mean[False], mean[True]
+    off, on = _off_on(_guest_run, seeds, n_maps)
     ok = on["absorbed_mb"] < off["absorbed_mb"] and on["throttled_mb"] > off["throttled_mb"]
     ours = (
         f"absorbed {off['absorbed_mb']:.0f} -> {on['absorbed_mb']:.0f} MB, throttled "
@@ -158,9 +165,7 @@ def _compressed_run(on: bool, seed: int, n_maps: int) -> dict:
 )
 def probe_compressed(seeds: list[int], out: Path, quick: bool = False) -> Result:
     n_maps = 4 if quick else 16
-    runs = {on: [_compressed_run(on, s, n_maps) for s in seeds] for on in (False, True)}
-    mean = {on: {k: float(np.mean([r[k] for r in rs])) for k in rs[0]} for on, rs in runs.items()}
-    off, on = mean[False], mean[True]
+    off, on = _off_on(_compressed_run, seeds, n_maps)
     ratio = off["disk_read_mb"] / on["disk_read_mb"] if on["disk_read_mb"] else float("inf")
     ok = 3.5 < ratio < 4.5 and on["map_cpu_s"] > off["map_cpu_s"]
     ours = (
