@@ -50,13 +50,15 @@ def test_quick_stage_b_fits_and_records_residuals() -> None:
     assert said and said[-1].startswith("stage B: ")
 
 
-def test_the_claims_probes_stay_noise_free() -> None:
-    """Stage A's noise reaches neither HybridMR Fig. 1(a)'s nor ILA Fig. 1-3's probes: their
-    claims run noise-free, so the penalties of stage C do not move with noise_sigma."""
-    assert probes.noise_free({"noise_sigma": 0.3, "virt_io_overhead": 0.2}) == {
-        "virt_io_overhead": 0.2
-    }
+def test_the_claims_probes_run_without_luck() -> None:
+    """Neither stage A's noise nor stage C's slow VMs reach HybridMR Fig. 1(a)'s or ILA
+    Fig. 1-3's probes: their claims run without luck, so the penalties of stage C move with
+    neither noise_sigma nor slow_vm_factor."""
+    trial = {"noise_sigma": 0.3, "slow_vm_p": 0.3, "slow_vm_factor": 3.0, "virt_io_overhead": 0.2}
+    assert probes.luck_free(trial) == {"virt_io_overhead": 0.2}
     assert probes.fig123_penalties({"noise_sigma": 0.5}) == probes.fig123_penalties({})
+    slow = {"slow_vm_p": 0.3, "slow_vm_factor": 3.0}
+    assert probes.fig123_penalties(slow) == probes.fig123_penalties({})
 
 
 def test_missing_parameters_are_skipped_with_a_message() -> None:

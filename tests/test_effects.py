@@ -10,12 +10,6 @@ from mrgym.reproduce.probes import cpu_probe, io_probe, lee_jct, locality_map_ti
 from mrgym.reproduce.stats import exp_vs_linear
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rack 3.82x > 3.75 (3x +25 %; the fit's own residual ila-fig3-rack 0.09 says the "
-    "same 3.82), off-rack 4.72x, server 1.02x at seed 0, noise-free as the fit; the slow-VM "
-    "draw (off: rack 3.49x); issue 34 calibration",
-)
 def test_locality_levels_match_ila_fig3():
     """ILA §2.3: 24 VMs on 12 servers, 2 racks, 100 Mbit/s: server ~ node, rack ~3x,
     off-rack ~4x the map time of a node-local TeraSort map (100 MB splits)."""
@@ -32,10 +26,10 @@ def test_locality_levels_match_ila_fig3():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="slowdown 1.02/1.05/1.10 at demand 3/6/10 cores (< 1.06 wanted), 1.33/1.70 at 12/15 "
-    "(1.5 +-10 % wanted), noise-free as the fit; memory-bandwidth contention (membw off: "
-    "1.04/1.27/1.61); the fit's own Fig. 1 criteria (no > 10 % at 6 cores) hold; issue 34 "
-    "calibration",
+    reason="slowdown 1.02/1.05/1.10 at demand 3/6/10 cores (< 1.06 wanted), 1.33/1.68 at 12/15 "
+    "(1.5 +-10 % wanted), without luck as the fit; memory-bandwidth contention (membw off: "
+    "1.04/1.26/1.60 at 10/12/15); the fit's own Fig. 1 criteria (no > 10 % at 6 cores) hold; "
+    "issue 34 calibration",
 )
 def test_cpu_interference_starts_when_demand_exceeds_cores():
     """ILA Fig. 1: no significant slowdown until co-hosted demand reaches the host's cores

@@ -130,21 +130,19 @@ def test_calibration_measures_the_gpu_affinity():
 @pytest.mark.xfail(
     strict=True,
     reason="validation not reproduced on the calibrated model (claim lee-ps-jct): Crypto's "
-    "gain is 0.15 over seeds 0-2 (-0.11, 0.19, 0.38; 0.10 over 10 seeds), the thesis ~0.30; "
-    "with noise_sigma 0.25 it is 0.34: the fitted, small log-normal noise frees the GPU "
-    "node's slots together, and progress share gives many of them to Sort",
+    "gain is 0.04 over seeds 0-2 (-0.23, -0.03, 0.39; 0.00 over 10 seeds), the thesis ~0.30",
 )
 def test_progress_share_speeds_the_accelerable_job_on_lee_gpu():
     """§4.4.2 (Fig. 4.11, third bars): Crypto ~30 % faster than under the fair scheduler.
-    Sort is measured 10 ± 4 % slower over 10 seeds (the thesis: not slower; the reason is
+    Sort is measured 4 % slower over 10 seeds (the thesis: not slower; the reason is
     in mrgym/reproduce/claims/lee_progress.py): the stated tolerance is 20 % on seeds 0-2."""
     seeds = range(3)
     ps = [_jct(ProgressShareScheduler(), s) for s in seeds]
     fair = [_jct(LeeFairScheduler(), s) for s in seeds]
     gain = np.mean([1 - p["crypto"] / f["crypto"] for p, f in zip(ps, fair)])
     sort = np.mean([p["sort"] / f["sort"] - 1 for p, f in zip(ps, fair)])
-    assert 0.2 <= gain <= 0.45  # 0.34 measured
-    assert sort <= 0.20  # 0.12 measured
+    assert 0.2 <= gain <= 0.45  # the thesis: ~0.30
+    assert sort <= 0.20  # 0.02 measured
     # the heterogeneity-unaware ablation (CR equal on every type) gains nothing
     blind = [_jct(ProgressShareScheduler(aware=False), s) for s in seeds]
     assert np.mean([b["crypto"] / f["crypto"] for b, f in zip(blind, fair)]) > 0.95

@@ -76,15 +76,25 @@ def scenario(
     params: dict | None = None,
     **kw: Any,
 ) -> dict:
-    """A scenario dict with an explicit job list and no task-duration noise (neither the
-    lognormal draw nor its heavy tail, both on by default); ``params``: further
+    """A scenario dict with an explicit job list and no luck: no task-duration noise
+    (neither the lognormal draw nor its heavy tail) and no persistently slow VMs, all on by
+    default.  A slow VM is luck of the same kind, drawn per VM instead of per attempt: left
+    on, a one-map probe measures whether its few VMs drew slow (a Fig. 3 rack read from a
+    slow VM's disk reads 2x slow) rather than the mechanism; and the papers' probe setups
+    had no co-located neighbours to make a VM slow (ILA §2.3: "sufficient resource to
+    eliminate interference"; HybridMR Fig. 1(a): one VM per host).  ``params``: further
     ``execution`` fields (``ModelParams``), e.g. a calibration's trial values."""
     sc: dict[str, Any] = {
         "name": "probe",
         "cluster": cluster_,
         "hdfs": {"replication": replication, "block_mb": kw.pop("block_mb", 128)},
         "workload": {"kind": "jobs", "jobs": jobs},
-        "execution": {"noise_sigma": 0.0, "noise_tail_p": 0.0, **(params or {})},
+        "execution": {
+            "noise_sigma": 0.0,
+            "noise_tail_p": 0.0,
+            "slow_vm_p": 0.0,
+            **(params or {}),
+        },
     }
     sc.update(kw)
     return sc
