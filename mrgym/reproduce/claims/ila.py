@@ -255,6 +255,7 @@ def ila_fig7(seeds: list[int], out: Path) -> Result:
 )
 def ila_table1(seeds: list[int], out: Path) -> Result:
     res: dict[str, dict[str, list[float]]] = {}
+    greedy_node: list[float] = []
     for name, virtual in (("physical", False), ("virtual", True)):
         spec = table1_scenario(virtual)
         # Hadoop 0.20.205's defaults (ILA names no version; 0.20.205 assumed): no out-of-band
@@ -269,6 +270,14 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
             for k in ("node", "server", "rack", "off_rack"):
                 d[k].append(r.metrics["map_locality"][k])
             d["jct"].append(r.metrics["mean_jct_s"])
+        if virtual:
+            # the same cluster with no wait at all: how local a free slot's best map is
+            # whatever the delay policy does
+            greedy = [
+                mrgym.run_sim(sc, registry.make("delay", node_wait_s=0.0, rack_wait_s=0.0), seed)
+                for seed in seeds
+            ]
+            greedy_node = [g.metrics["map_locality"]["node"] for g in greedy]
     ratio = [v / p for v, p in zip(res["virtual"]["jct"], res["physical"]["jct"])]
     drop = [p - v for p, v in zip(res["physical"]["node"], res["virtual"]["node"])]
     md, mr = ci(drop)[0], ci(ratio)[0]
@@ -298,7 +307,11 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
             why += (
                 f" Delay scheduling keeps {ci(res['virtual']['node'])[0] * 100:.1f} % of the "
                 "virtual cluster's maps node-local: a 5 s wait nearly always finds a local "
-                "slot."
+                "slot. With no wait at all (greedy) it is "
+                f"{ci(greedy_node)[0] * 100:.1f} %: 120 blocks x 3 replicas on 24 "
+                "workers leave a local block for almost every free slot until the job's "
+                "last wave, whatever the delay policy or the task times; the paper's 72.3 % "
+                "needs a data placement or slot pattern it does not describe."
             )
     plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.6))
@@ -320,7 +333,8 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
     a2.legend(fontsize=8, loc="upper left")
     fig.suptitle(f"ILA Table 1: 120-map TeraSort, delay scheduling 5 s/5 s ({len(seeds)} seeds)")
     path = save_pyplot(fig, out, "ila-table1")
-    return Result(ours, verdict, why, path, {**res, "jct_ratio": ratio})
+    data = {**res, "jct_ratio": ratio, "greedy_virtual_node": greedy_node}
+    return Result(ours, verdict, why, path, data)
 
 
 # --- classic baselines on ila72 ---------------------------------------------------------
