@@ -515,7 +515,7 @@ def test_cli_reports_reversed_seeds_missing_models_and_truncation():
     assert cli_error("evaluate", "--model", "/nonexistent/model.zip").startswith(
         "no saved model at /nonexistent/model.zip"
     )
-    # 80 s: the first job ends at ~70 s on the calibrated model (issue 34; was < 60 s before)
+    # 80 s: under dl-sched the first job ends at ~60 s, the second at ~290 s
     r = run_cli("simulate", "--config", "lee-gpu", "--set", "run.max_sim_time_s=80")
     assert r.returncode == 0
     assert "TRUNCATED at 80.0 s: 1 of 2 job(s) not finished" in r.stdout

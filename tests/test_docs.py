@@ -177,6 +177,22 @@ def test_readme_verdict_counts_equal_the_report() -> None:
     assert sum(rows["all"]) + len(probes) == len(claims) == len(load_claims())
 
 
+def test_model_pages_measured_effects_are_the_reports() -> None:
+    """docs/model.md's "What emerges" table quotes each named claim's measured value
+    (``ours``) from the committed report; ``hybridmr-fig1a-*`` names the six per-app rows."""
+    text = (DOCS / "model.md").read_text(encoding="utf-8")
+    table = text.split("**What emerges.**")[1].split("**Monitoring.**")[0]
+    ours = {c["key"]: c["ours"] for c in _results()["claims"]}
+    rows = [r for r in table.splitlines() if r.startswith("| ") and "`" in r]
+    assert len(rows) == 5
+    for row in rows:
+        key = row.split("`")[1]
+        keys = sorted(k for k in ours if k.startswith(key[:-1])) if key.endswith("*") else [key]
+        assert keys, row
+        for k in keys:
+            assert ours[k] in row, (k, ours[k])
+
+
 # -- the site ----------------------------------------------------------------------------
 SITE_NEEDS = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python")
 

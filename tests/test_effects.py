@@ -94,9 +94,9 @@ def test_gpu_host_doubles_crypto_not_sort():
     assert sort == pytest.approx(1.0, abs=0.05)
 
 
-def test_probes_run_without_task_noise():
-    """The probes are noise-free, heavy tail included (on by default since issue 34's
-    calibration): a ratio of two probe times measures the mechanism, not the draws."""
+def test_probes_run_without_luck():
+    """The probes draw neither task noise, heavy tail included, nor slow VMs (all on by
+    default): a ratio of two probe times measures the mechanism, not the draws."""
     from mrgym.reproduce.probes import cluster, scenario
     from mrgym.runner import build_simulation
 
@@ -107,6 +107,9 @@ def test_probes_run_without_task_noise():
     sim = build_simulation(sc, "fifo", 0)
     (job,) = sim.view.all_jobs
     assert len(job.maps) == 200 and {n for t in job.maps for n in t.noise} == {1.0}
-    # the default execution section draws noise: 3.6 % of the draws get a Pareto tail
+    assert all(sim.tasks.slow_factor(vm) == 1.0 for vm in sim.topo.vms)
+    # the default execution section draws noise (4.0 % of the draws get a Pareto tail) and
+    # slow VMs (each VM with probability 0.25)
     noisy = build_simulation({**sc, "execution": {}}, "fifo", 0)
     assert len({n for t in noisy.view.all_jobs[0].maps for n in t.noise}) > 100
+    assert any(noisy.tasks.slow_factor(vm) > 1.0 for vm in noisy.topo.vms)

@@ -259,9 +259,9 @@ def test_cli_predict_bad_input_is_one_line(args, expect, capsys):
 
 
 def test_moments_predict_sort_on_lee_gpu_closer_than_maximum_likelihood():
-    # the showcased `mrgym predict --job 1`: Sort beside Crypto; its actual JCT is ~244 s
-    # (seeds 100-119: 239-249 s). Maximum likelihood over-predicts it by ~40 %, eq. 5.1 by
-    # ~11 %: a few maps run alone on their disk in seconds, which ML's fit of ln x weighs
+    # the showcased `mrgym predict --job 1`: Sort beside Crypto; its actual JCT is ~270 s
+    # (seeds 100-119: 256-284 s). Maximum likelihood over-predicts it by ~25 %, eq. 5.1 by
+    # ~8 %: a few maps run alone on their disk in seconds, which ML's fit of ln x weighs
     act = np.array([f - a for _, _, _, a, f in (run_sim("lee-gpu", "dl-sched", s).jobs[1]
                                                 for s in range(100, 104))])  # fmt: skip
     mom = predict_job("lee-gpu", 1, range(4), samples=1000, seed=0, scheduler="dl-sched")

@@ -303,7 +303,7 @@ def test_slowdown_against_isolated_runs():
     from mrgym.runner import isolated_jct
 
     # lee-gpu's Hadoop 0.18.3 heartbeats (3 s grid, no out-of-band beats), as every scenario
-    # runs them: slowdowns 0.996 (Crypto) and 1.23 (Sort) at seed 0.  Out-of-band beats on
+    # runs them: slowdowns 1.01 (Crypto) and 1.32 (Sort) at seed 0.  Out-of-band beats on
     # give Crypto 0.91 here, even with issue 34's mechanisms off (0.79): alone, its maps meet
     # the beats in another phase, which is no effect of sharing
     sc = mrgym.load_scenario("lee-gpu")

@@ -8,7 +8,7 @@ NSDI'13: a VM's slowness is a property of its placement), on vs off with the val
 hosts x 4 VMs), PureFair without speculation (so that no backup hides a straggler); the
 dispersion of its map durations, p90/p50 and p99/p50, with the mechanisms off (today's
 log-normal compute noise) and on.  The anchor is native: the Hadoop Rumen 19-job trace of a
-production cluster, pooled over its 5 641 maps of jobs with >= 100 maps, has p90/p50 1.17
+production cluster, pooled over its 5 641 maps of jobs with >= 10 maps, has p90/p50 1.17
 and p99/p50 1.86; a virtualized cluster should show more (LATE's EC2 measurements).  The
 ``paper`` is ILA, whose §5.2 blames Table 1's locality loss on uneven task times in a
 virtual cluster.
@@ -28,7 +28,7 @@ from mrgym.runner import run_sim
 from mrgym.sim.params import ALL_OFF
 from mrgym.sim.params import VARIABILITY_PROPOSED as PROPOSED
 
-# the Rumen trace's native dispersion (pooled maps of jobs with >= 100 maps)
+# the Rumen trace's native dispersion (pooled maps of jobs with >= 10 maps)
 NATIVE_P90, NATIVE_P99 = 1.17, 1.86
 HOSTS, VMS = 6, 4
 
