@@ -52,6 +52,9 @@ class EnvConfig(BaseModel):
     # task's relaunch Algorithm 3 reserved, no task under SLA pressure, on a paused VM or a
     # thrashing disk) are answered without the agent, which picks the task everywhere else
     hooks_gate: bool = False
+    # 1: MRCluster-v1's observation, computed only from what the master knows at that
+    # moment; 0: MRCluster-v0's, which reads episode totals and hidden profile numbers
+    observation_version: Literal[0, 1] = 1
 
     @field_validator("hooks")
     @classmethod

@@ -32,7 +32,7 @@ from typing import Any
 
 import gymnasium as gym
 
-ENV_ID = "MRCluster-v0"
+ENV_ID = "MRCluster-v1"
 
 
 def _overrides(scheduler, *methods: str) -> bool:
@@ -112,7 +112,7 @@ class WithHooks(gym.Wrapper):
 
 
 def make_env(kwargs: dict[str, Any], hooks: str | None = None) -> gym.Env:
-    """``gym.make(MRCluster-v0, **kwargs)`` with ``hooks`` installed."""
+    """``gym.make(MRCluster-v1, **kwargs)`` with ``hooks`` installed."""
     import mrgym  # noqa: F401  (registers MRCluster-v0)
 
     env = gym.make(ENV_ID, **kwargs)

@@ -139,7 +139,7 @@ class ModelPolicy:
         return policy
 
     def make_env(self, config=None, **kwargs):
-        """``gym.make("MRCluster-v0", ...)`` with the training settings (``config``: another
+        """``gym.make("MRCluster-v1", ...)`` with the training settings (``config``: another
         scenario; ``kwargs`` override the non-binding ones, e.g. ``render_mode``)."""
         import gymnasium as gym
 
@@ -150,7 +150,7 @@ class ModelPolicy:
                 f"{self.name}: saved without a training config.yaml, so it names no "
                 "scenario; pass config=SCENARIO"
             )
-        return gym.make("MRCluster-v0", config=config, **kw)
+        return gym.make("MRCluster-v1", config=config, **kw)
 
     def bind(self, env) -> None:
         """Refuse an env whose spaces or binding settings differ from the model's; install

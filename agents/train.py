@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from stable_baselines3.common.base_class import BaseAlgorithm
     from stable_baselines3.common.vec_env import VecEnv
 
-ENV_ID = "mrgym:MRCluster-v0"  # the module prefix makes SubprocVecEnv workers import mrgym
+ENV_ID = "mrgym:MRCluster-v1"  # the module prefix makes SubprocVecEnv workers import mrgym
 
 
 def algorithm_class(name: str):
@@ -54,6 +54,7 @@ def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
         "reward_weights": e.reward_weights,
         "speculation": e.speculation,
         "work_conserving": e.work_conserving,
+        "observation_version": e.observation_version,
     }
     if e.max_sim_time_s is not None:
         kw["max_sim_time_s"] = e.max_sim_time_s
@@ -522,7 +523,12 @@ def read_saved_config(path: Path) -> TrainConfig:
     """The training config ``mrgym train`` saved at ``path``; a ``config.yaml`` that is not
     one (a user's own file beside a bare model) is a one-line error naming its path."""
     try:
-        return TrainConfig.model_validate(yaml.safe_load(path.read_text()))
+        data = yaml.safe_load(path.read_text())
+        env = data.get("env") if isinstance(data, dict) else None
+        if isinstance(env, dict):
+            # a run saved before MRCluster-v1 trained on v0's observation: keep it there
+            env.setdefault("observation_version", 0)
+        return TrainConfig.model_validate(data)
     except (ValidationError, yaml.YAMLError, AttributeError) as e:
         first = e.errors()[0] if isinstance(e, ValidationError) else {}
         key = ".".join(str(x) for x in first.get("loc", ()))

@@ -188,6 +188,8 @@ class DlSchedScheduler(Scheduler):
     """Hadoop default (lsap's dl-sched): node-local, else rack-local, else random."""
 
     name = "dl-sched"
+    #: draws random numbers (reset's seed): ``mrgym benchmark`` samples it K times per seed
+    stochastic = True
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)
@@ -442,6 +444,8 @@ class LateScheduler(FairScheduler):
 
 class RandSchedScheduler(DlSchedScheduler):
     name = "rand-sched"
+    #: draws random numbers (reset's seed): ``mrgym benchmark`` samples it K times per seed
+    stochastic = True
 
     def __init__(self, randomness: float = 1.0):
         super().__init__()

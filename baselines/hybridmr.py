@@ -228,6 +228,8 @@ class FifoRandomScheduler(FifoScheduler):
     """§IV's comparator: each job to a uniformly random pool (native or virtual), FIFO."""
 
     name = "fifo-random"
+    #: draws random numbers (reset's seed): ``mrgym benchmark`` samples it K times per seed
+    stochastic = True
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)

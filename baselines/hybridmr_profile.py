@@ -31,11 +31,12 @@ clusters, and the estimator that extrapolates it to a job's data size and cluste
   ``overhead = JCT_virtual / JCT_native − 1`` on the same number of servers.
 * **Profiling error** (Fig. 6(a): mean 10.8 %, std 9.7 %): :func:`profiling_error` runs
   ``HELD_OUT`` (servers, data size) pairs, none profiled, and compares.  Shipped file,
-  seed 0: mean 8.0 %, std 6.8 % (seeds 0-2: 6.3 %, 6.1 %).  The linear data-size law
-  misses map *waves*: a virtual server has 4 map slots to a native one's 2, so small
-  profiled jobs leave virtual slots idle and the line's slope is too low; a CPU-bound job
-  far beyond the profiled sizes (PiEst, 20 GB on 24 servers) is estimated faster on VMs
-  (overhead −12 %) where the simulator gives +12 %.
+  seed 0: mean 12.6 %, std 10.1 % (seeds 0-2: 10.6 %, 9.3 %).  The largest errors are
+  the extrapolations to 24 servers, all under-estimates (seed 0: Twitter virtual at 4 GB
+  −48 %, DistGrep native at 10 GB −38 %, Twitter virtual at 10 GB −33 %): neither the
+  a + b/n law nor the data-size line models map *waves* (a virtual server has 4 map
+  slots to a native one's 2; Twitter's virtual 4 GB job takes 92 s on 12 servers and on
+  24 alike, estimated at 48 s on 24).
 
 Choices where the paper is silent:
 * neither size profiled (Algorithm 1 has no branch): each profiled data size is first

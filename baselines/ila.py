@@ -28,6 +28,10 @@ its two ablations IAO and LAO (§5.1).
 * **ILA** (Algorithm 3, §4.4): fair-share job order (fewest running tasks per weight, as
   PureFair), IASM first, then LASM. **IAO** = IASM + PureFair's greedy locality (the
   simulator's task choice, no delay); **LAO** = LASM only.
+* **Gate** (``IlaScheduler.gate``, the ``Scheduler`` hook): IASM alone, DECLINE where it
+  admits no job (where IAO idles the slot), None elsewhere; ``ila-gate+<order>``
+  (``baselines/simple.py``) composes it with another job order.  ILA's own decisions do
+  not go through it.
 
 Parameter defaults: H = 1, k = 20 s, dynamic threshold on (``dynamic=False``: §5.5's
 static policies), α = 0.8 (eq. 7), refit every 100 observations,
@@ -255,7 +259,8 @@ class IlaScheduler(Scheduler):
 
     # -- state -----------------------------------------------------------------------------
     def reset(self, seed: int | None) -> None:
-        self.gate = InterferenceGate(self.H, self.idle_k_s, self.dynamic)
+        # Algorithm 1's thresholds (not ``gate``: that is the Scheduler hook below)
+        self.iasm = InterferenceGate(self.H, self.idle_k_s, self.dynamic)
         self.profiler = TaskProfiler(alpha=self.alpha)
         self._level: dict[int, int] = {}  # L_j
         self._since: dict[int, float] = {}  # start of W_j
@@ -267,6 +272,7 @@ class IlaScheduler(Scheduler):
         self._since_refit = 0
         self.n_refits = 0
         self.n_rejected = 0  # requests where IASM/LASM left the slot idle
+        self.n_gated = 0  # requests gate() declined: IASM admitted no job
         self.n_lasm = 0  # LASM evaluations of a job's closest map with input
         self.n_no_delay = 0  # of which eq. 4's first case: F_j / F_b <= 1 %, no wait at all
         self.decide_s = 0.0  # the scheduler's own time in decide() (§5.6), refits included
@@ -340,29 +346,15 @@ class IlaScheduler(Scheduler):
         order = fair_order(ctx)
         if ctx.slot_kind != MAP:
             return first_reduce(ctx, order)
-        view, vm, now = ctx.view, ctx.vm, ctx.now
-        info = None
-        if self.interference:
-            self._ensure_model(view)
-            if now - self.profiler._last >= self.profiler.interval_s:
-                self._observe(view)
-            self.profiler.update(ctx.jobs, view.topology.workers[0].host, now)
-            info = node_info(view, vm)
-            host = vm.host
-            z_i = sum(v.free_map for v in host.vms if v.alive)
-            z_r = sum(v.map_slots - v.free_map for v in host.vms if v.alive)
+        inputs = self._iasm_inputs(ctx)
+        vm = ctx.vm
         for job in order:
             if not ctx.can_launch(job, MAP):
                 continue
             row = None
-            if info is not None:
-                row = np.clip(features(self.profiler.demand(job, vm), info), self._lo, self._hi)
-                s_hat = self.model.predict_one(row)
-                if self.relative:  # over the same task's prediction on an idle server
-                    idle = row.copy()
-                    idle[3:] = self._lo[3:]
-                    s_hat /= self.model.predict_one(idle)
-                if not self.gate.admit(s_hat, host.id, z_r, z_i, now):
+            if inputs is not None:
+                row = self._admitted(ctx, job, inputs)
+                if row is None:
                     continue
             pick = self._locality(ctx, job) if self.locality else ctx.best_map(job)
             if pick is None:
@@ -373,6 +365,54 @@ class IlaScheduler(Scheduler):
             return launch_map(job.id, task.index)
         self.n_rejected += 1
         return DECLINE
+
+    def gate(self, ctx: DecisionContext) -> Decision | None:
+        """Algorithm 1 (IASM) alone, as ``Scheduler.gate``: DECLINE where no job that can
+        launch a map here is admitted (the slot ILA and IAO would leave idle for IASM),
+        None otherwise, and None on reduce slots and without the interference model (LAO).
+        The jobs are tried in fair order, so the thresholds' state (H_d) evolves as under
+        IAO.  ILA's own ``decide`` never calls it.  The launches that follow an open gate
+        are the composed order's (``baselines/simple.py``), not recorded: the online refit
+        learns only from ILA's own decisions."""
+        if ctx.slot_kind != MAP or not self.interference:
+            return None
+        inputs = self._iasm_inputs(ctx)
+        for job in fair_order(ctx):
+            if ctx.can_launch(job, MAP) and self._admitted(ctx, job, inputs) is not None:
+                return None
+        self.n_gated += 1
+        return DECLINE
+
+    def _iasm_inputs(self, ctx: DecisionContext) -> tuple | None:
+        """What Algorithm 1 needs for this map request, after the model, the online refit
+        and the task profiler are brought up to date: (N_info, server, Z_R, Z_I); None
+        without the interference model (LAO)."""
+        if not self.interference:
+            return None
+        view, vm, now = ctx.view, ctx.vm, ctx.now
+        self._ensure_model(view)
+        if now - self.profiler._last >= self.profiler.interval_s:
+            self._observe(view)
+        self.profiler.update(ctx.jobs, view.topology.workers[0].host, now)
+        info = node_info(view, vm)
+        host = vm.host
+        z_i = sum(v.free_map for v in host.vms if v.alive)
+        z_r = sum(v.map_slots - v.free_map for v in host.vms if v.alive)
+        return info, host, z_r, z_i
+
+    def _admitted(self, ctx: DecisionContext, job, inputs: tuple) -> np.ndarray | None:
+        """IASM for one more map of ``job`` on the requesting VM: the model's input row if
+        the threshold test admits it, None if it rejects it."""
+        info, host, z_r, z_i = inputs
+        row = np.clip(features(self.profiler.demand(job, ctx.vm), info), self._lo, self._hi)
+        s_hat = self.model.predict_one(row)
+        if self.relative:  # over the same task's prediction on an idle server
+            idle = row.copy()
+            idle[3:] = self._lo[3:]
+            s_hat /= self.model.predict_one(idle)
+        if not self.iasm.admit(s_hat, host.id, z_r, z_i, ctx.now):
+            return None
+        return row
 
     def _locality(self, ctx: DecisionContext, job):
         """Algorithm 2 (LASM) for one job: the task to launch, or None (job skipped)."""

@@ -217,6 +217,8 @@ class LsapScheduler(Scheduler):
     """lsap-sched: one LSAP per round over all idle map slots (module docstring)."""
 
     name = "lsap-sched"
+    #: draws random numbers (reset's seed): ``mrgym benchmark`` samples it K times per seed
+    stochastic = True
 
     def __init__(self, round_s: float | None = None):
         if round_s is not None and not (isinstance(round_s, (int, float)) and round_s > 0):

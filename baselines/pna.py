@@ -208,6 +208,8 @@ class PnaScheduler(_CachesDistances):
     """PNA §II-C/D: probabilistic network-aware map and reduce placement under Fair."""
 
     name = "pna"
+    #: draws random numbers (reset's seed): ``mrgym benchmark`` samples it K times per seed
+    stochastic = True
 
     def __init__(self, p_min: float = P_MIN, next_job: bool = True, distance: str = "hops"):
         if not 0.0 <= p_min <= 1.0:
@@ -326,6 +328,8 @@ class CouplingScheduler(_CachesDistances):
     the data centrality node (waiting ≤ 3 heartbeats); maps by random peeking."""
 
     name = "coupling"
+    #: draws random numbers (reset's seed): ``mrgym benchmark`` samples it K times per seed
+    stochastic = True
 
     def __init__(self, wait_beats: float = 3.0, remote_pick: str = "closest"):
         if remote_pick not in ("closest", "random"):

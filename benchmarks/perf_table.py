@@ -62,15 +62,15 @@ def _cpu_rate(env, steps: int, masked: bool, seed: int = 0) -> float:
 
 
 def _env_rows(steps: int, rounds: int) -> list[tuple[str, str, str]]:
-    """``MRCluster-v0`` on ila72, random legal actions, against raw CartPole-v1 (no
+    """``MRCluster-v1`` on ila72, random legal actions, against raw CartPole-v1 (no
     wrappers), in CPU time: ``mrgym bench`` times wall-clock, which a busy machine skews."""
     import gymnasium as gym
 
-    import mrgym  # noqa: F401  (registers MRCluster-v0)
+    import mrgym  # noqa: F401  (registers MRCluster-v1)
     from mrgym.bench import SETTINGS
 
     envs = {
-        k: gym.make("MRCluster-v0", config="ila72", **kw).unwrapped for k, kw in SETTINGS.items()
+        k: gym.make("MRCluster-v1", config="ila72", **kw).unwrapped for k, kw in SETTINGS.items()
     }
     cart = gym.make("CartPole-v1").unwrapped
     best = dict.fromkeys([*envs, "cartpole"], 0.0)
@@ -81,12 +81,12 @@ def _env_rows(steps: int, rounds: int) -> list[tuple[str, str, str]]:
     ratio = {k: best[k] / best["cartpole"] for k in envs}
     return [
         (
-            "`MRCluster-v0` on `ila72`, default settings",
+            "`MRCluster-v1` on `ila72`, default settings",
             f"{best['default']:,.0f} steps per CPU-second",
             f"{ratio['default']:.3f} x CartPole-v1 (every step launches a task)",
         ),
         (
-            "`MRCluster-v0` on `ila72`, every decision a step",
+            "`MRCluster-v1` on `ila72`, every decision a step",
             f"{best['every-decision']:,.0f} steps per CPU-second",
             f"{ratio['every-decision']:.3f} x CartPole-v1 (arrival order, speculation, "
             "declines legal)",

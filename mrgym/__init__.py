@@ -1,6 +1,7 @@
 """mrgym: a gym for scheduling virtualized, heterogeneous Hadoop MapReduce clusters.
 
-``import mrgym`` registers the Gymnasium environment ``MRCluster-v0``; ``mrgym.envs``
+``import mrgym`` registers the Gymnasium environments ``MRCluster-v0`` and ``MRCluster-v1``
+(v1: an observation without the future); ``mrgym.envs``
 holds its class (``mrgym.envs.MRClusterEnv``).
 """
 
@@ -22,7 +23,18 @@ from mrgym.policy import EnvPolicy
 from mrgym.runner import EpisodeResult, SimResult, run_episode, run_sim
 
 if gymnasium is not None and "MRCluster-v0" not in gymnasium.registry:
-    gymnasium.register(id="MRCluster-v0", entry_point="mrgym.envs.mr_cluster:MRClusterEnv")
+    gymnasium.register(
+        id="MRCluster-v0",
+        entry_point="mrgym.envs.mr_cluster:MRClusterEnv",
+        kwargs={"observation_version": 0},
+    )
+if gymnasium is not None and "MRCluster-v1" not in gymnasium.registry:
+    # v1: the same simulator and actions, an observation without the future (docs/environment.md)
+    gymnasium.register(
+        id="MRCluster-v1",
+        entry_point="mrgym.envs.mr_cluster:MRClusterEnv",
+        kwargs={"observation_version": 1},
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -44,9 +44,9 @@ def bench_env(
     for name, v in (("steps (--steps)", steps), ("rounds", rounds)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
-    # MRCluster-v0 is registered: importing this module ran mrgym/__init__
+    # MRCluster-v1 is registered: importing this module ran mrgym/__init__
     envs = {
-        k: gym.make("MRCluster-v0", config=config, **kw).unwrapped for k, kw in SETTINGS.items()
+        k: gym.make("MRCluster-v1", config=config, **kw).unwrapped for k, kw in SETTINGS.items()
     }
     cp = gym.make("CartPole-v1").unwrapped  # raw: no wrappers, as docs/model.md §8 says
     best = dict.fromkeys(envs, 0.0)
@@ -76,7 +76,7 @@ def env_report(env: dict[str, float], config: str) -> str:
     """``mrgym bench``'s lines for :func:`bench_env`'s rates."""
     return "\n".join(
         [
-            f"MRCluster-v0 on {config}, random legal actions:",
+            f"MRCluster-v1 on {config}, random legal actions:",
             f"  default settings:       {env['env_steps_per_s']:,.0f} steps/s, "
             f"ratio {env['ratio']:.3f}  (floor >= 0.04, docs/model.md §8; every step launches a task)",
             f"  every decision a step:  {env['every_decision_steps_per_s']:,.0f} steps/s, "

@@ -32,19 +32,23 @@ def _palette(name: str, order: Iterable[int]) -> list[tuple[float, ...]]:
 
 
 def palettes() -> tuple[list, list]:
-    """(baselines' colours, models' colours): 30 distinct colours.  The registered
+    """(baselines' colours, models' colours): 34 distinct colours.  The registered
     schedulers take tab20, its 10 dark shades first (tab10's colours: the first ten
-    schedulers look as they always did), then its 10 light ones; models and other names
-    take tab20b's two darker shades of its five hues (its lighter ones come too close to
-    tab20's light shades)."""
+    schedulers look as they always did), then its 10 light ones, then four of other
+    palettes (Dark2's teal and mustard, Accent's magenta, black: none close to the others);
+    models and other names take tab20b's two darker shades of its five hues (its lighter
+    ones come too close to tab20's light shades)."""
+    import matplotlib as mpl
+
     base = _palette("tab20", [*range(0, 20, 2), *range(1, 20, 2)])
+    base += [mpl.colors.to_rgb(c) for c in ("#1b9e77", "#f0027f", "#e6ab02", "#000000")]
     extra = _palette("tab20b", [i + shade for shade in range(2) for i in range(0, 20, 4)])
     return base, extra
 
 
 def policy_colors(policies: Iterable[str]) -> dict[str, tuple[Any, str]]:
     """(colour, line style) per policy, the same in every plot and every run: registered
-    baselines by their registry position (each its own colour: 20 schedulers, 20 colours),
+    baselines by their registry position (each its own colour: 24 schedulers, 24 colours),
     other policies (models) by a hash of their name into a second palette: a model keeps
     its colour from plot to plot, except when another name in the same plot hashes to it
     (then the name first in sorted order keeps it, the other takes the next free one).

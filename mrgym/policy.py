@@ -75,6 +75,7 @@ BINDING_SETTINGS = (
     "work_conserving",
     "critic_inputs",
     "hooks_gate",
+    "observation_version",
 )
 
 
@@ -84,7 +85,13 @@ def env_setting(env, key: str) -> Any:
     codec = u.codec
     if key == "job_slots":
         return codec.k
-    if key in ("speculation", "work_conserving", "critic_inputs", "hooks_gate"):
+    if key in (
+        "speculation",
+        "work_conserving",
+        "critic_inputs",
+        "hooks_gate",
+        "observation_version",
+    ):
         return getattr(u, key)  # the constructor's value (the codec's follows hooks at reset)
     return getattr(codec, key)
 

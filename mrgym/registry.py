@@ -7,12 +7,19 @@ callable.  ``make(name, **params)`` builds one; ``available()`` lists the names 
 registration order, the classic baselines first (``baselines.make`` and friends are the
 same functions).
 
+``make`` and ``load`` also build compositions, ``"<gater>-gate+<order>"`` (e.g.
+``"hybridmr-gate+srpt"``): a scheduler of :data:`GATERS` gates the slots, one of
+:data:`ORDERS` decides the slots its gate leaves (``baselines/simple.py``).  They are not
+registered, so ``available()`` (and every listing built on it) leaves them out;
+:func:`compositions` lists them.
+
 Imports run one way: the simulator core (``mrgym.sim``) knows nothing of this registry;
 the runner, the policies, the harness and the CLI look schedulers up here.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Callable
@@ -54,6 +61,22 @@ PAPERS: tuple[tuple[str, str], ...] = (
     ("lee-fair", "baselines.lee_progress:LeeFairScheduler"),
     ("cloud-driver", "baselines.lee_cloud:CloudDriver"),
 )
+
+#: Simple job orders in the agent's own action space (``baselines/simple.py``), after the
+#: papers' schedulers.
+SIMPLE: tuple[tuple[str, str], ...] = (
+    ("random", "baselines.simple:RandomScheduler"),
+    ("sjf", "baselines.simple:SjfScheduler"),
+    ("srpt", "baselines.simple:SrptScheduler"),
+    ("wfair", "baselines.simple:WeightedFairScheduler"),
+)
+
+#: Compositions ``<gater>-gate+<order>``: the schedulers whose ``gate`` idles slots
+#: (HybridMR's phase II, ILA's IASM) and the job orders that may decide the rest.
+GATERS: tuple[str, ...] = ("hybridmr", "ila")
+ORDERS: tuple[str, ...] = ("random", "sjf", "srpt", "wfair", "fair")
+_COMPOSE = "baselines.simple:compose"
+_COMPOSITION = re.compile(r"^(?P<gater>.*)-gate\+(?P<order>.*)$")
 
 _REGISTRY: dict[str, EntryPoint] = {}
 
@@ -106,8 +129,37 @@ def entry_point(name: str) -> EntryPoint:
     return _REGISTRY[_known(name)]
 
 
+def compositions() -> list[str]:
+    """Every ``<gater>-gate+<order>`` name ``make`` builds (:data:`GATERS` x :data:`ORDERS`)."""
+    return [f"{g}-gate+{o}" for g in GATERS for o in ORDERS]
+
+
+def composition(name: str) -> tuple[str, str] | None:
+    """(gater, order) of a composition's name; None for a name without ``+`` or a
+    registered one; a ``ValueError`` naming the valid gaters and orders for a bad one."""
+    key = _key(name)
+    if "+" not in key or key in _REGISTRY:
+        return None
+    m = _COMPOSITION.match(key)
+    valid = f"gaters {list(GATERS)}, orders {list(ORDERS)}"
+    if m is None:
+        raise ValueError(
+            f"scheduler {name!r}: a composition is '<gater>-gate+<order>', "
+            f"e.g. 'hybridmr-gate+srpt', with {valid}"
+        )
+    if m["gater"] not in GATERS:
+        raise ValueError(f"scheduler {name!r}: unknown gater {m['gater']!r}; expected {valid}")
+    if m["order"] not in ORDERS:
+        raise ValueError(f"scheduler {name!r}: unknown order {m['order']!r}; expected {valid}")
+    return m["gater"], m["order"]
+
+
 def load(name: str) -> Callable[..., Scheduler]:
-    """The factory registered as ``name``, its entry point imported if it is a string."""
+    """The factory registered as ``name``, its entry point imported if it is a string; for
+    a composition, its factory ``(gater_params=None, order_params=None) -> Scheduler``."""
+    parts = composition(name)
+    if parts is not None:
+        return functools.partial(_resolve(_COMPOSE, f"scheduler {_key(name)!r}"), *parts)
     key = _known(name)
     ep = _REGISTRY[key]
     if not isinstance(ep, str):
@@ -162,6 +214,6 @@ def _known(name: str) -> str:
     return key
 
 
-for _name, _ep in CLASSIC + PAPERS:
+for _name, _ep in CLASSIC + PAPERS + SIMPLE:
     register(_name, _ep)
 del _name, _ep

@@ -57,7 +57,7 @@ def _run_one(pol, sc, seed: int, env_kwargs: dict):
                     f"{key}={own[key]!r}"
                 )
         kw = {**own, **env_kwargs}
-        env = gym.make("MRCluster-v0", config=sc, **kw)
+        env = gym.make("MRCluster-v1", config=sc, **kw)
         policy = pol(env) if factory else pol
         r = run_episode(env, policy, seed, max_steps=getattr(policy, "max_decisions", None))
         jobs = [

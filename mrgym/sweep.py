@@ -123,7 +123,7 @@ def _run_pool(tasks: Sequence[Any], workers: int, fn: Callable) -> Iterator[Any]
     pool = ProcessPoolExecutor(
         max_workers=min(workers, len(tasks)),
         mp_context=mp.get_context("spawn"),
-        initializer=_one_thread,
+        initializer=one_thread,
     )
     try:
         futures = [pool.submit(fn, t) for t in tasks]
@@ -138,7 +138,7 @@ def _run_pool(tasks: Sequence[Any], workers: int, fn: Callable) -> Iterator[Any]
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def _one_thread() -> None:
+def one_thread() -> None:
     """A pool worker's initializer: one intra-op thread, unless the user set one.  The pool
     already fills every core with one run each, and a saved model's batch-1 forward pass
     gains nothing from more threads: with torch's default (one per core) each worker's

@@ -3,8 +3,8 @@ reproduce them bit for bit (issue "Architecture").
 
 * every bundled scenario but those in ``SKIP`` x every classic scheduler x seeds 0 and 1: a
   hash of ``run_sim``'s metrics and of its task log;
-* the environment on three scenarios: a hash of 2 000 masked-random steps (observations,
-  rewards, reward terms, masks, ends);
+* the environment (MRCluster-v1 on three scenarios, v0 on one): a hash of 2 000
+  masked-random steps (observations, rewards, reward terms, masks, ends);
 * ``PAPER_CASES``: the five papers' schedulers (and TARA's placement) on their scenarios,
   shrunk to run in about a second each (ILA on a 10-combination training set), seed 0;
 * ``FAULT_CASES``: host failures that lose every replica of some blocks (a job fails after
@@ -30,7 +30,8 @@ import numpy as np
 GOLDEN = Path(__file__).parent / "data" / "golden.json"
 CLASSIC = ("fifo", "fair", "delay", "capacity", "late", "dl-sched", "rand-sched")
 SEEDS = (0, 1)
-ENV_SCENARIOS = ("ila72", "hybrid48", "lee-gpu")
+# MRCluster-v1 on three scenarios, and v0 (its older observation) on one: "name@v0"
+ENV_SCENARIOS = ("ila72", "hybrid48", "lee-gpu", "ila72@v0")
 ENV_STEPS = 2000
 # ila2400: 20 000 tasks a run, the suite runs it elsewhere (test_faults, bench);
 # hybrid48-peak: hybrid48 with one interactive-load parameter changed, hybrid48's cases
@@ -89,6 +90,12 @@ def paper_cases() -> dict[str, Case]:
         "tara80/tara+fifo/0": Case(
             "tara80", "fifo", placement={"population": 20, "generations": 3}
         ),
+        # the simple orders in the agent's action space, and a gated composition
+        "pna60/sjf/0": Case("pna60", "sjf", overrides=PNA_SMALL),
+        "pna60/srpt/0": Case("pna60", "srpt", overrides=PNA_SMALL),
+        "pna60/wfair/0": Case("pna60", "wfair", overrides=PNA_SMALL),
+        "lee-gpu/random/0": Case("lee-gpu", "random"),
+        "hybrid48/hybridmr-gate+srpt/1": Case("hybrid48", "hybridmr-gate+srpt", 1),
     }
 
 
@@ -155,12 +162,13 @@ def sim_hash(scenario: str, scheduler: str, seed: int) -> str:
     return result_hash(mrgym.run_sim(scenario, scheduler, seed))
 
 
-def env_hash(scenario: str) -> str:
+def env_hash(case: str) -> str:
     import gymnasium as gym
 
-    import mrgym  # noqa: F401  (registers MRCluster-v0)
+    import mrgym  # noqa: F401  (registers MRCluster-v0 and v1)
 
-    env = gym.make("MRCluster-v0", config=scenario)
+    scenario, _, version = case.partition("@")
+    env = gym.make(f"MRCluster-{version or 'v1'}", config=scenario)
     rng = np.random.default_rng(7)
     h = hashlib.sha256()
     obs, info = env.reset(seed=3)

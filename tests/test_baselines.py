@@ -43,6 +43,10 @@ def test_registry():
         "progress-share",
         "lee-fair",
         "cloud-driver",
+        "random",
+        "sjf",
+        "srpt",
+        "wfair",
     ]
     assert baselines.make("delay", node_wait_s=1.0).node_wait_s == 1.0
     with pytest.raises(ValueError, match="unknown scheduler 'nope'; expected one of"):
@@ -176,6 +180,7 @@ def test_delay_waits_then_relaxes_locality():
     d = baselines.make("delay")
     sim = build_simulation(sc, d, 0)
     job = sim.jobs[0]
+    sim.materialize(job)  # its block is placed when it arrives: place it now
     (x,) = job.maps[0].block.replicas
     asked = []  # (time, decision) at y's heartbeats
     while True:

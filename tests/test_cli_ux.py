@@ -357,13 +357,13 @@ def test_every_registered_scheduler_has_its_own_colour_in_every_plot():
     from mrgym import registry
 
     names = registry.available()
-    assert len(names) == 20
+    assert len(names) == 24
     style = ev.policy_colors(names)
-    assert len({style[n][0] for n in names}) == 20
+    assert len({style[n][0] for n in names}) == 24
     # models: colours of their own, none a baseline's, stable whatever else is plotted
     models = ["ppo:ila72", "maskable_ppo:ila72-s1", "bc_fair-s1"]  # hashed to 3 colours
     both = ev.policy_colors([*names, *models])
-    assert len({c for c, _ in both.values()}) == 23
+    assert len({c for c, _ in both.values()}) == 27
     for m in models:  # the same colour in a plot of its own and beside the others
         assert ev.policy_colors(["fair", m])[m] == both[m]
     assert ev.policy_colors(reversed(models)) == ev.policy_colors(models)
@@ -371,7 +371,7 @@ def test_every_registered_scheduler_has_its_own_colour_in_every_plot():
     clash = ev.policy_colors(["maskable_ppo:ila72-s1", "bc_fair-s0"])
     assert clash["bc_fair-s0"] == ev.policy_colors(["bc_fair-s0"])["bc_fair-s0"]
     assert clash["maskable_ppo:ila72-s1"][0] != clash["bc_fair-s0"][0]
-    # distinct to the eye as well: any two of the 23 differ by >= 0.07 in some channel
+    # distinct to the eye as well: any two of the 27 differ by >= 0.07 in some channel
     rgb = np.array([c[:3] for c, _ in both.values()])
     far = np.abs(rgb[:, None] - rgb[None]).max(axis=2) + np.eye(len(rgb))
     assert far.min() >= 0.07

@@ -37,6 +37,10 @@ def test_every_policy_sees_same_workload_and_luck():
     on the policy."""
     a = build_simulation("ila72", "fifo", 3)
     b = build_simulation("ila72", "dl-sched", 3)
+    for sim in (a, b):  # a job's blocks and noise are drawn when it arrives: draw all now
+        for job in sim.jobs:
+            sim.materialize(job)
+    assert a.hdfs.blocks
     assert [(j.name, j.spec.submit_s, len(j.maps), len(j.reduces)) for j in a.jobs] == [
         (j.name, j.spec.submit_s, len(j.maps), len(j.reduces)) for j in b.jobs
     ]

@@ -26,7 +26,7 @@ def test_locality_levels_match_ila_fig3():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="slowdown 1.02/1.05/1.10 at demand 3/6/10 cores (< 1.06 wanted), 1.33/1.68 at 12/15 "
+    reason="slowdown 1.02/1.05/1.10 at demand 3/6/10 cores (< 1.06 wanted), 1.33/1.69 at 12/15 "
     "(1.5 +-10 % wanted), without luck as the fit; memory-bandwidth contention (membw off: "
     "1.04/1.26/1.60 at 10/12/15); the fit's own Fig. 1 criteria (no > 10 % at 6 cores) hold; "
     "issue 34 calibration",
@@ -88,8 +88,8 @@ def test_gpu_host_doubles_crypto_not_sort():
     Crypto about twice as fast; Sort, which cannot use a GPU, is unchanged."""
     crypto = lee_jct("crypto", False) / lee_jct("crypto", True)
     sort = lee_jct("sort", False) / lee_jct("sort", True)
-    # the claim's band, 2x ± 25 % (lee-fig4.11): 1.56x at seed 0 on Hadoop 0.18.3's 3 s
-    # heartbeats with none out of band (1.80x with them)
+    # the claim's band, 2x ± 25 % (lee-fig4.11): 1.58x at seed 0 on Hadoop 0.18.3's 3 s
+    # heartbeats with none out of band (1.98x with them)
     assert 1.5 <= crypto <= 2.5, crypto
     assert sort == pytest.approx(1.0, abs=0.05)
 
@@ -104,12 +104,16 @@ def test_probes_run_without_luck():
         cluster([{"count": 2, "type": "xen-12core", "vms_per_host": 2}]),
         [{"profile": "terasort", "maps": 200, "reduces": 0}],
     )
-    sim = build_simulation(sc, "fifo", 0)
+    # seed 1: with the default execution section one of its 4 VMs is slow (seed 0 draws
+    # none, 0.728^4 = 28 % of seeds do), so the probe's "no slow VM" below is not luck
+    sim = build_simulation(sc, "fifo", 1)
     (job,) = sim.view.all_jobs
+    sim.materialize(job)  # a job's noise is drawn when it arrives: draw it now
     assert len(job.maps) == 200 and {n for t in job.maps for n in t.noise} == {1.0}
     assert all(sim.tasks.slow_factor(vm) == 1.0 for vm in sim.topo.vms)
-    # the default execution section draws noise (4.0 % of the draws get a Pareto tail) and
-    # slow VMs (each VM with probability 0.25)
-    noisy = build_simulation({**sc, "execution": {}}, "fifo", 0)
+    # the default execution section draws noise (4.5 % of the draws get a Pareto tail) and
+    # slow VMs (each VM with probability 0.27)
+    noisy = build_simulation({**sc, "execution": {}}, "fifo", 1)
+    noisy.materialize(noisy.view.all_jobs[0])
     assert len({n for t in noisy.view.all_jobs[0].maps for n in t.noise}) > 100
     assert any(noisy.tasks.slow_factor(vm) > 1.0 for vm in noisy.topo.vms)

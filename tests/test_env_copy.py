@@ -76,7 +76,10 @@ def _lockstep(envs, info, choose, n: int, label: str) -> int:
 @pytest.mark.parametrize("name,overrides", CASES)
 def test_deepcopy_of_made_env_steps_identically(name, overrides):
     env = gym.make("MRCluster-v0", config=name, overrides=overrides)
-    _, info = env.reset(seed=3)
+    # seed 0: lee-gpu's failure episode is ~450 steps with these actions (2 host failures
+    # by step 150, 9 by its end), so the copies step through failures; on seed 3 it now
+    # ends at ~180 steps, leaving too short a stretch to compare
+    _, info = env.reset(seed=0)
     choose = _random_actions(0)
     info, ended = _run(env, info, choose, 150)
     assert not ended
@@ -91,7 +94,7 @@ def test_deepcopy_of_made_env_steps_identically(name, overrides):
 def test_failures_happen_in_the_copied_stretch():
     """The failure case above is meaningful: hosts fail (and tasks re-run) mid-episode."""
     env = gym.make("MRCluster-v0", config="lee-gpu", overrides=FAILURES)
-    _, info = env.reset(seed=3)
+    _, info = env.reset(seed=0)  # the seed of the deepcopy test above
     _run(env, info, _random_actions(0), 550)
     assert env.unwrapped.sim.dynamics.host_failures > 0
 
@@ -99,9 +102,12 @@ def test_failures_happen_in_the_copied_stretch():
 @pytest.mark.parametrize("name,overrides", CASES)
 def test_pickle_round_trip_mid_episode(name, overrides):
     env = gym.make("MRCluster-v0", config=name, overrides=overrides)
-    _, info = env.reset(seed=5)
+    _, info = env.reset(seed=10)
     choose = _random_actions(1)
-    info, _ = _run(env, info, choose, 60)  # lee-gpu's episode on seed 5 is ~160 steps
+    # lee-gpu's failure episode on seed 10 is ~308 steps (1 host failure by step 60, 6 by
+    # its end): the copies step through failures and the episode's end (on seed 5 it is
+    # now ~155 steps, too short a stretch)
+    info, _ = _run(env, info, choose, 60)
     blob = pickle.dumps(env.unwrapped)
     back = pickle.loads(blob)
     wrapped_back = pickle.loads(pickle.dumps(env))

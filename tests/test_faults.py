@@ -112,6 +112,8 @@ def test_the_environment_survives_lost_blocks():
 def test_a_repaired_datanode_brings_its_blocks_back():
     sc = load_scenario("lee-gpu")
     sim = build_simulation(sc, "dl-sched", 0)
+    for job in sim.jobs:  # input blocks are placed when a job arrives: place them all now
+        sim.materialize(job)
     hdfs: Hdfs = sim.hdfs
     a, b = sim.topo.datanodes
     rng = np.random.default_rng(0)

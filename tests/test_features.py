@@ -4,6 +4,8 @@ the layout, the space, ``feature_names``, the docstrings and the docs tables der
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -28,24 +30,27 @@ def test_the_layout_follows_the_groups():
     o, _ = env.reset(seed=0)
     names = env.feature_names
     assert o.shape == env.observation_space.shape == (obs.observation_size(3, True),)
-    assert names == obs.feature_names(3, True) and len(names) == len(o)
+    # the class's default is MRCluster-v1's observation
+    assert names == obs.feature_names(3, True, version=1) and len(names) == len(o)
     assert names[:2] == ["slot_is_map", "slot_is_reduce"] and names[-1] == "critic.mean_arrival"
     at = {n: o[i] for i, n in enumerate(names)}
-    # the first decision of an episode: a map slot, no job completed, time 0
-    assert (at["slot_is_map"], at["slot_is_reduce"], at["jobs_completed"]) == (1.0, 0.0, 0.0)
+    # the first decision of an episode: a map slot, no job finished, no time since arrival
+    assert (at["slot_is_map"], at["slot_is_reduce"], at["jobs_finished"]) == (1.0, 0.0, 0.0)
     view = env.view
+    since = view.now - view.all_jobs[view.n_arrived - 1].arrived_s
+    assert at["since_arrival"] == pytest.approx(math.log1p(since) / math.log1p(4 * 3600), 1e-6)
     n = len(view.all_jobs)
     assert at["job0.valid"] == 1.0
     assert at["critic.unarrived_jobs"] == pytest.approx((n - view.n_arrived) / n)
     assert at["active_jobs"] == pytest.approx(len(env.view.jobs) / 3)
 
 
-def test_a_value_that_is_not_one_expression_is_refused(monkeypatch):
+def test_a_value_that_is_not_one_expression_is_refused():
     # "1.0, 2.0" would put two values in one feature's place and shift every later one
     bad = obs.Feature("two", "two values", "1.0, 2.0")
-    monkeypatch.setattr(obs, "GROUPS", (obs.Group("vm", "t", "", (bad,)), *obs.GROUPS[1:]))
+    groups = (obs.Group("vm", "t", "", (bad,)), *obs.GROUPS_V1[1:])
     with pytest.raises(ValueError, match="feature two: value '1.0, 2.0' is not one expr"):
-        obs._compile()
+        obs._compile(groups, 1)
 
 
 def test_the_tables_render_as_markdown():
@@ -97,10 +102,17 @@ def test_the_environment_page_lists_exactly_the_features_and_terms():
     obs_text = _section(page, "## Observation", "## Reward")
     rows = re.findall(r"^\| (`[^|]+`) \|", obs_text, flags=re.M)
     listed = {n for cell in rows for n in re.findall(r"`(\w+)`", cell)}
-    critic = {f.name for g in obs.GROUPS if g.key == "critic" for f in g.features}
-    assert listed == {f.name for f in obs.FEATURES} - critic
+    # the page documents the current version, MRCluster-v1 (v0's names: version history)
+    critic = {f.name for g in obs.GROUPS_V1 if g.key == "critic" for f in g.features}
+    assert listed == {f.name for g in obs.GROUPS_V1 for f in g.features} - critic
+    history = page[page.index("## Version history") :]
+    v0_only = {f.name for g in obs.GROUPS for f in g.features} - {
+        f.name for g in obs.GROUPS_V1 for f in g.features
+    }
+    assert v0_only == {"jobs_completed", "time", "gpu_affinity"}
+    assert all(f"`{n}`" in history for n in v0_only)
     assert all(f"`{n}`" in obs_text for n in critic)
-    sizes = {g.key: len(g.features) for g in obs.GROUPS}
+    sizes = {g.key: len(g.features) for g in obs.GROUPS_V1}
     counts = f"({sizes['vm']} + {sizes['global']} + {sizes['job']} K,)"
     assert counts in obs_text, f"the page should state the shape {counts}"
     reward_text = _section(page, "## Reward", "## Episode end")

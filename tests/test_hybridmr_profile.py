@@ -118,16 +118,14 @@ def test_shipped_row_matches_the_simulator(shipped):
     assert profile_row("twitter", "virtual", 2, 1024.0) == stored
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not reproduced in the profile harness (16 servers, consolidated VMs): distgrep "
-    "+31.9 % against piest +59.8 % and kmeans +46.2 % at 16 servers, 8 GB; its virtual "
-    "servers have the calibrated slow VMs (a quarter of them 2x slow) and memory-bandwidth "
-    "contention between co-hosted VMs. The calibration probe (one VM per host, without luck) "
-    "keeps HybridMR Fig. 1(a)'s bands",
-)
 def test_virtualization_costs_io_bound_jobs_more_than_cpu_bound_ones(shipped):
-    # §II / Fig. 1(a): I/O-bound jobs 7-24 % slower on VMs, CPU-bound ones within 8 %
+    # §II / Fig. 1(a): I/O-bound jobs 7-24 % slower on VMs, CPU-bound ones within 8 %.  The
+    # ordering holds in the profile harness (16 servers, 8 GB: sort +64.7 %, wordcount
+    # +78.1 %, distgrep +53.4 %, twitter +70.0 % against piest +19.8 %, kmeans +42.0 %), the
+    # levels do not: its virtual servers have the calibrated slow VMs (27 % of them 2.2x
+    # slow) and memory-bandwidth contention between co-hosted VMs.  The calibration probe
+    # (one VM per host, without luck) keeps Fig. 1(a)'s bands.  Before the parameters were
+    # refitted on the keyed streams it did not hold (distgrep +41.1 % against piest +48.1 %)
     n, d = max(NODES), max(DATA_MB)
     over = {a: shipped.overhead(a, d, n) for a in APPS}
     assert over["sort"] > over["piest"]

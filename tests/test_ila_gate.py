@@ -69,13 +69,13 @@ def _setup(monkeypatch, c_u: float):
     assert vm is not None and vm.map_slots == 2 and len(vm.host.vms) == 2
     sched._ensure_model(sim.view)
     calls: list[tuple[float, int, int]] = []
-    admit = sched.gate.admit
+    admit = sched.iasm.admit
 
     def spy(s_hat, host_id, z_r, z_i, now):
         calls.append((s_hat, z_r, z_i))
         return admit(s_hat, host_id, z_r, z_i, now)
 
-    sched.gate.admit = spy
+    sched.iasm.admit = spy
     return sched, sim, vm, calls
 
 
@@ -118,7 +118,7 @@ def test_gate_sees_running_and_idle_slots_all_idle(monkeypatch):
     assert not _launched(_decide(sched, sim, vm, t0 + 19.9))
     assert _launched(_decide(sched, sim, vm, t0 + 20.0))
     assert [(z_r, z_i) for _s, z_r, z_i in calls] == [(0, 4)] * 3
-    assert sched.gate.servers[vm.host.id].h_d == pytest.approx(1.8)  # H_d = Ŝ
+    assert sched.iasm.servers[vm.host.id].h_d == pytest.approx(1.8)  # H_d = Ŝ
 
 
 def test_gate_sees_running_and_idle_slots_mostly_running(monkeypatch):

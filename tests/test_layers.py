@@ -134,6 +134,7 @@ RANKS = (
     ("mrgym.envs",),
     ("mrgym.policy", "mrgym.runner", "mrgym.bench"),
     ("mrgym.summary", "mrgym.plots", "mrgym.rows", "mrgym.sweep", "mrgym.evaluate"),
+    ("mrgym.benchmark",),
     ("mrgym",),
     ("baselines",),
     ("mrgym.reproduce",),

@@ -71,8 +71,8 @@ def test_jobs_are_gridmix2_medium_jobs_on_the_real_data_set():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="validation not reproduced (claim lee-4.4.1-rounds): a round takes 0.70 h on the "
-    "calibrated model (1.09 h with every issue-34 mechanism off), the thesis 2-3 h; compressed "
+    reason="validation not reproduced (claim lee-4.4.1-rounds): a round takes 0.69 h on the "
+    "calibrated model (1.03 h with every issue-34 mechanism off), the thesis 2-3 h; compressed "
     "input reads a quarter of the bytes and its inflate CPU (0.01 s/MB) adds little back",
 )
 def test_a_production_round_takes_hours_as_in_the_thesis():

@@ -215,11 +215,11 @@ def test_predict_job_on_the_simulator_and_online():
 
 
 def test_predict_job_refuses_a_different_job_at_another_seed():
-    # ila72 draws its workload per seed: job 3 is teragen at seed 0, kmeans at seed 1
-    with pytest.raises(ValueError, match=r"job 3 of ila72 is not the same job at every"):
-        predict_job("ila72", 3, range(2), samples=10, scheduler="fifo")
-    # job 0 is kmeans (1 map, 1 reduce, 128 MB) at seeds 0-1: accepted and fitted
-    jp = predict_job("ila72", 0, range(2), samples=10, scheduler="fifo")
+    # ila72 draws its workload per seed: job 0 is terasort at seed 0, randomwriter at seed 1
+    with pytest.raises(ValueError, match=r"job 0 of ila72 is not the same job at every"):
+        predict_job("ila72", 0, range(2), samples=10, scheduler="fifo")
+    # job 1 is kmeans (1 map, 1 reduce, 1 MB) at seeds 0-1: accepted and fitted
+    jp = predict_job("ila72", 1, range(2), samples=10, scheduler="fifo")
     assert jp.job_name.startswith("kmeans") and (jp.model.n_maps, jp.model.n_reduces) == (1, 1)
 
 
@@ -245,8 +245,9 @@ def test_cli_predict_prints_quantiles_and_plots(tmp_path, capsys):
         (["--job", "5"], "--job 5: expected a job id from 0 to 1 (--config lee-gpu has 2"),
         (
             ["--config", "ila72", "--job", "3", "--history-seeds", "0-2"],
-            "--job 3: not the same job at every seed of --config ila72 (seed 0 teragen (600 "
-            "maps, 0 reduces, 76800 MB), seed 1 kmeans (1 maps, 1 reduces, 1 MB))",
+            # job 3 is terasort (2 maps) at seeds 0 and 1, terasort (10 maps) at seed 2
+            "--job 3: not the same job at every seed of --config ila72 (seed 0 terasort (2 "
+            "maps, 1 reduces, 256 MB), seed 2 terasort (10 maps, 2 reduces, 1280 MB))",
         ),
         (["--job", "0", "--samples", "0"], "--samples 0: expected an integer from 1 to"),
         (["--job", "0", "--history-seeds", "3-1"], "--history-seeds '3-1': the range 3-1"),
@@ -260,8 +261,8 @@ def test_cli_predict_bad_input_is_one_line(args, expect, capsys):
 
 def test_moments_predict_sort_on_lee_gpu_closer_than_maximum_likelihood():
     # the showcased `mrgym predict --job 1`: Sort beside Crypto; its actual JCT is ~270 s
-    # (seeds 100-119: 256-284 s). Maximum likelihood over-predicts it by ~25 %, eq. 5.1 by
-    # ~8 %: a few maps run alone on their disk in seconds, which ML's fit of ln x weighs
+    # (seeds 100-119: 263-286 s). Maximum likelihood over-predicts it by ~20 %, eq. 5.1 by
+    # ~5 %: a few maps run alone on their disk in seconds, which ML's fit of ln x weighs
     act = np.array([f - a for _, _, _, a, f in (run_sim("lee-gpu", "dl-sched", s).jobs[1]
                                                 for s in range(100, 104))])  # fmt: skip
     mom = predict_job("lee-gpu", 1, range(4), samples=1000, seed=0, scheduler="dl-sched")

@@ -130,7 +130,7 @@ def test_calibration_measures_the_gpu_affinity():
 @pytest.mark.xfail(
     strict=True,
     reason="validation not reproduced on the calibrated model (claim lee-ps-jct): Crypto's "
-    "gain is 0.04 over seeds 0-2 (-0.23, -0.03, 0.39; 0.00 over 10 seeds), the thesis ~0.30",
+    "gain is 0.13 over seeds 0-2 (0.03, 0.14, 0.23; 0.14 over 10 seeds), the thesis ~0.30",
 )
 def test_progress_share_speeds_the_accelerable_job_on_lee_gpu():
     """§4.4.2 (Fig. 4.11, third bars): Crypto ~30 % faster than under the fair scheduler.
@@ -142,7 +142,7 @@ def test_progress_share_speeds_the_accelerable_job_on_lee_gpu():
     gain = np.mean([1 - p["crypto"] / f["crypto"] for p, f in zip(ps, fair)])
     sort = np.mean([p["sort"] / f["sort"] - 1 for p, f in zip(ps, fair)])
     assert 0.2 <= gain <= 0.45  # the thesis: ~0.30
-    assert sort <= 0.20  # 0.02 measured
+    assert sort <= 0.20  # 0.03 measured
     # the heterogeneity-unaware ablation (CR equal on every type) gains nothing
     blind = [_jct(ProgressShareScheduler(aware=False), s) for s in seeds]
     assert np.mean([b["crypto"] / f["crypto"] for b, f in zip(blind, fair)]) > 0.95
@@ -155,7 +155,7 @@ def test_lee_fair_is_algorithm1_with_the_thesis_waits():
     a = mrgym.run_sim(load_scenario("ila72", over), s, 0).metrics
     b = mrgym.run_sim(load_scenario("ila72", over), "fair", 0).metrics  # no waiting
     assert a["jobs_completed"] == a["jobs_submitted"]
-    # "if t is good enough": waiting for node-local slots (0.95 vs PureFair's 0.23)
+    # "if t is good enough": waiting for node-local slots (0.97 vs PureFair's 0.26)
     assert a["map_locality"]["node"] > 0.9 > 0.5 > b["map_locality"]["node"]
 
 

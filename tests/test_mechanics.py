@@ -23,8 +23,17 @@ from mrgym.sim.scheduler import (
 )
 
 
+def _placed(sim):
+    """The simulation with every job's input blocks placed (a job's are placed when it
+    arrives: Simulation.materialize)."""
+    for job in sim.jobs:
+        sim.materialize(job)
+    assert sim.hdfs.blocks
+    return sim
+
+
 def test_hadoop_default_placement_rules():
-    sim = build_simulation("ila72", "fifo", 0)
+    sim = _placed(build_simulation("ila72", "fifo", 0))
     for b in sim.hdfs.blocks:
         r = b.replicas
         assert len(r) == 3 and len({v.id for v in r}) == 3
@@ -34,7 +43,7 @@ def test_hadoop_default_placement_rules():
 
 def test_random_placement_puts_each_blocks_replicas_on_distinct_nodes():
     # uniformity is a chi-square test in test_hdfs_placement.py
-    sim = build_simulation("lsap-snapshot", "fifo", 0)
+    sim = _placed(build_simulation("lsap-snapshot", "fifo", 0))
     blocks = [b for b in sim.hdfs.blocks]
     assert all(len({v.id for v in b.replicas}) == 5 for b in blocks)
     counts = np.bincount([v.id for b in blocks for v in b.replicas], minlength=100)
@@ -50,7 +59,7 @@ def test_split_architecture_gives_server_not_node_locality():
 
 
 def test_dataless_pools_hold_no_blocks():
-    sim = build_simulation("lee-cloud", "fifo", 0)
+    sim = _placed(build_simulation("lee-cloud", "fifo", 0))
     pools = {v.host.pool for b in sim.hdfs.blocks for v in b.replicas}
     assert pools == {"core"}
 
@@ -237,6 +246,7 @@ def test_a_map_runs_at_the_locality_of_its_vm_to_its_block(level):
         [{"profile": "grep", "maps": 1, "reduces": 0}],
     )
     sim = build_simulation(sc, "fifo", 0)
+    sim.materialize(sim.jobs[0])  # its block is placed when it arrives: place it now
     task = sim.jobs[0].maps[0]
     (replica,) = task.block.replicas
     at = {

@@ -45,7 +45,8 @@ PAPERS = [
     "lee-fair",
     "cloud-driver",
 ]
-ALL = CLASSIC + PAPERS
+SIMPLE = ["random", "sjf", "srpt", "wfair"]
+ALL = CLASSIC + PAPERS + SIMPLE
 
 
 @pytest.fixture
@@ -71,6 +72,8 @@ def test_classic_names_in_order_as_entry_point_strings():
         assert isinstance(ep, str) and ep.startswith("baselines.classic:"), ep
     for name in PAPERS:
         assert registry.entry_point(name).startswith("baselines."), name
+    for name in SIMPLE:
+        assert registry.entry_point(name).startswith("baselines.simple:"), name
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -145,8 +145,14 @@ def test_prediction_is_deterministic_and_batched_equals_single():
 
 
 def test_prediction_tracks_the_full_simulator():
-    """Small cases: predicted vs simulated JCT (mean of 2 seeds) over heuristic and random
-    placements: rank correlation and relative error bounded."""
+    """Small cases: predicted vs simulated JCT (mean of 8 seeds) over heuristic and random
+    placements: rank correlation and relative error bounded.
+
+    8 seeds: one seed's JCT of a placement is up to 56 % off its mean over seeds 0-7 (rr-r:
+    177-346 s), so a mean of 2 seeds moves the errors from pair to pair (mean 0.07-0.12,
+    max 0.18-0.29 for seed pairs 0-1 .. 6-7); over seeds 0-7: rho 0.99, mean error 0.03,
+    max 0.06.  The prediction itself is calibrated on one history run (seed 0, 214 s;
+    175-366 s over seeds 0-7: tara_profile.SEED)."""
     sc = small()
     rng = np.random.default_rng(3)
     cands = [placement(sc, p) for p in ("rr-r", "rr-s", "h-1", "h-2")]
@@ -155,7 +161,7 @@ def test_prediction_tracks_the_full_simulator():
     sim = np.array(
         [
             np.mean(
-                [run_sim(with_placement(sc, h), "fifo", s).metrics["mean_jct_s"] for s in (0, 1)]
+                [run_sim(with_placement(sc, h), "fifo", s).metrics["mean_jct_s"] for s in range(8)]
             )
             for h in cands
         ]

@@ -32,6 +32,7 @@ def _run():
     sc = scenario(cluster([{"count": 1, "type": "generic-4core", "native": True}]), JOBS)
     sim = build_simulation(load_scenario(sc), "fifo", 0)
     lost, _long = sim.jobs
+    sim.materialize(lost)  # its input blocks are placed when it arrives: place them now
     lost.maps[0].block.replicas.clear()  # its only replica is gone before it is read
     sim.hdfs.invalidate()
     sim.run()

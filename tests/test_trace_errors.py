@@ -12,6 +12,7 @@ import pytest
 from helpers import RUMEN, SWIM, needs_rumen, needs_swim
 
 import mrgym
+from mrgym.registry import make
 from mrgym.workloads import read_rumen, read_swim, rumen_jobs, swim_jobs
 
 MB = 1024 * 1024
@@ -130,7 +131,10 @@ def test_swim_zero_input_job_shuffles_trace_bytes_in_the_simulator(tmp_path):
     p = tmp_path / "zero.tsv"
     p.write_text(f"job0\t0\t0\t0\t{2 * 1024 * MB}\t{MB}\n")
     sc = mrgym.load_scenario("ila72", {"workload": {"kind": "swim", "path": str(p)}})
-    m = mrgym.run_sim(sc, "fifo", 0).metrics
+    # speculation off: shuffle_mb counts every reduce attempt's copies, and a backup of a
+    # reduce on a slow VM copies its share again (seeds 0, 1, 3, 4 of 0-7: 3072 MB with
+    # speculation on), so the job's own shuffle is measured only without backups
+    m = mrgym.run_sim(sc, make("fifo", speculation=False), 0).metrics
     assert m["jobs_completed"] == 1
     assert m["shuffle_mb"] == pytest.approx(2 * 1024, rel=0.01)
 

@@ -92,13 +92,24 @@ def test_no_cache_sends_every_write_to_the_disk():
     assert not sim.caches[sim.topo.hosts[0].id].absorb(1.0, 0.0)
 
 
+# the seeds pooled: one seed's tail is luck (which maps land on the slow VMs).  Per seed
+# 0-7 the share of cached maps > 10x is 0.18, 0.12, 0.05, 0.11, 0.10, 0.31, 0.04, 0.08 and
+# the four criteria below hold on 4 of 8 seeds (1, 2, 3, 6; before the refit of the
+# parameters on the keyed streams on 0, 1, 3, 6), so one seed passed or failed by luck
+SEEDS = range(4)
+
+
 def _io_slowdowns(dirty_ratio: float) -> np.ndarray:
     # Dom0 on its own core (issue 34) off: with it, Dom0's CPU bounds every write, cached or
-    # not, and hides the page cache this test measures (cached / uncached > 2x: 0.977 / 0.996
-    # with it, 0.544 / 0.906 without; medians 4.58 / 4.65 and 2.13 / 3.09)
+    # not, and shrinks the page cache's effect this test measures (cached / uncached > 2x:
+    # 0.759 / 0.897 with it, 0.655 / 0.889 without; medians 3.23 / 3.54 and 2.84 / 3.55;
+    # seeds 0-3 pooled)
     dom0_off = {f"execution.{k}": v for k, v in MECHANISMS_OFF["dom0"].items()}
     sc = mrgym.load_scenario("ila72", {"execution.dirty_ratio": dirty_ratio, **dom0_off})
-    sim = build_simulation(sc, "fair", 0)
+    return np.concatenate([_io_slowdowns_of(build_simulation(sc, "fair", s)) for s in SEEDS])
+
+
+def _io_slowdowns_of(sim) -> np.ndarray:
     sim.run()
     return np.array(
         [
@@ -117,7 +128,9 @@ def test_io_bound_maps_are_slowed_as_ila_fig8_says_not_crushed():
     pipeline write on three disks), I/O-bound maps ran a median ~30x slower than alone on
     ila72 under Fair and 88 % of them more than 10x.  With writes merged into one stream
     per disk they are a few times slower (ILA Fig. 8: up to 60 % of tasks > 2x, 10 % >
-    10x), and the page cache takes a further share of the >2x ones off."""
+    10x), and the page cache takes a further share of the >2x ones off.  Measured (seeds
+    0-3 pooled, cached / uncached): median 2.84 / 3.55, > 10x 0.114 / 0.076, > 2x 0.655 /
+    0.889."""
     cached, uncached = _io_slowdowns(0.2), _io_slowdowns(0.0)
     assert 1.5 < np.median(cached) < 5.0
     assert np.mean(cached > 10) < 0.15

@@ -5,13 +5,16 @@ mrgym compare --config ila72 --seeds 0-4 [--schedulers all] [--models M.zip] [--
               [--workers N] [--backend process|ray] [--address ADDR]
 mrgym bench --config ila72 [--skip-sim]    # env steps/s and run_sim tasks/s
 mrgym train --config configs/train/maskable_ppo_ila72.yaml [--steps N] [--resume RUN]
-mrgym evaluate --model runs/RUN [--seeds 100-109] [--csv FILE]
+mrgym evaluate --model runs/RUN [--seeds 2000-2019] [--csv FILE]
 mrgym reproduce --paper all [--seeds 3] [--update | --out DIR] [--claims K,..] [--quick] [--list]
 mrgym tune --config configs/train/ppo_ila72.yaml --samples 8   # Ray Tune + Optuna + ASHA
 mrgym predict --config lee-gpu --job 1 [--samples K] [--history-seeds 0-9]  # Lee ch. 5
 mrgym calibrate [--stage A,B,C] [--quick] [--update | --out FILE]  # docs/calibration.md
+mrgym benchmark --scenario ila72 [--policies all] [--models NAME=PATH ..] [--split test]
+                [--samples K] [--out FILE] [--resume] [--workers N]  # docs/leaderboard.md
+mrgym leaderboard [--results docs/leaderboard] [--out docs/leaderboard.md] [--check]
 mrgym scenarios            # bundled scenarios, one line each
-mrgym schedulers           # registered scheduler names (mrgym.registry)
+mrgym schedulers           # scheduler names: registered, then <gater>-gate+<order>
 mrgym --version
 
 ``train``, ``evaluate``, ``tune``, ``compare --models`` and ``compare --tensorboard`` need
@@ -175,11 +178,16 @@ def build_parser() -> argparse.ArgumentParser:
     from mrgym.cli.calibrate import add_parser as add_calibrate
 
     add_calibrate(sub, HelpFormatter)
+    from mrgym.cli.benchmark import add_parser as add_benchmark
+
+    add_benchmark(sub, HelpFormatter)
     sub.add_parser(
         "scenarios", help="list the bundled scenarios", formatter_class=HelpFormatter
     ).set_defaults(func=cmd_scenarios)
     sub.add_parser(
-        "schedulers", help="list the registered schedulers", formatter_class=HelpFormatter
+        "schedulers",
+        help="list the registered schedulers and the <gater>-gate+<order> compositions",
+        formatter_class=HelpFormatter,
     ).set_defaults(func=cmd_schedulers)
     return p
 
@@ -296,7 +304,9 @@ def _add_evaluate(sub) -> None:
         "environment is built with the model's training settings",
     )
     e.add_argument("--config", help="scenario (default: the model's training scenario)")
-    e.add_argument("--seeds", default="100-109", help="held-out seeds")
+    e.add_argument(
+        "--seeds", default="2000-2019", help="seeds (default: the benchmark's validation seeds)"
+    )
     e.add_argument("--csv", help="also write the per-seed rows to this CSV")
     add_max_decisions(e)
     e.set_defaults(func=cmd_evaluate)
@@ -328,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    # the command line as typed: `mrgym benchmark` records it in its result
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     import yaml
 
     from mrgym.config import ScenarioError

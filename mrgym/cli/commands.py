@@ -241,7 +241,9 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 def cmd_schedulers(args: argparse.Namespace) -> int:
     from mrgym import registry
 
-    print("\n".join(registry.available()))
+    # the registered names, then the compositions make() builds (one name a line: each
+    # line is a valid --scheduler)
+    print("\n".join([*registry.available(), *registry.compositions()]))
     return 0
 
 

@@ -150,13 +150,42 @@ def _report_compare(args, policies: list, sc, seeds: list[int], rows: list, out:
     print(f"{sc.name}, {n} seed{'s' if n != 1 else ''} ({format_seeds(seeds)})\n")
     summary = summarize(rows)
     columns = table_columns(summary)  # the training-seed table shows the same columns
-    print(markdown_table(summary, columns))
+    shown, dup = _mark_duplicates(summary, rows)
+    print(markdown_table(shown, columns))
+    if dup:
+        print(
+            "\n(= X): the same per-seed metrics as X on every seed (to 1e-9): the same schedule "
+            "on this scenario (e.g. Fair's and HybridMR phase I's where there is one pool)."
+        )
     if args.models:
         _print_training_seed_table(policies, summary, columns)
     print(f"\nwrote results.csv, {', '.join(p.name for p in paths)} to {out}/")
     if args.tensorboard:
         tb = write_tensorboard(rows, args.tensorboard, sc.name, out)
         print(f"wrote TensorBoard runs to {tb}/; see them: tensorboard --logdir {args.tensorboard}")
+
+
+def _mark_duplicates(summary: list, rows: list) -> tuple[list, dict[tuple, str]]:
+    """The summary with each policy whose per-seed metrics equal an earlier policy's on
+    the same scenario named ``B (= A)`` (every metric the benchmark keeps, to the
+    tolerance of ``mrgym.benchmark.stats.same_as``), and those pairs
+    ``{(scenario, B): A}``."""
+    from mrgym.benchmark.protocol import METRIC_KEYS
+    from mrgym.benchmark.stats import same_as
+
+    runs: dict[tuple, list] = {}
+    for r in rows:
+        values = tuple(None if r.get(k) is None else float(r[k]) for k in METRIC_KEYS)
+        runs.setdefault((r["scenario"], r["policy"]), []).append((r["seed"], values))
+    dup: dict[tuple, str] = {}
+    for sc in dict.fromkeys(k[0] for k in runs):
+        found = same_as({p: v for (s, p), v in runs.items() if s == sc})
+        dup |= {(sc, p): first for p, first in found.items()}
+    shown = []
+    for row in summary:
+        first = dup.get((row.get("scenario"), row["policy"]))
+        shown.append(row if first is None else {**row, "policy": f"{row['policy']} (= {first})"})
+    return shown, dup
 
 
 def _print_training_seed_table(policies: list, summary: list, columns: list) -> None:

@@ -1,4 +1,5 @@
-"""MRCluster-v0: the Gymnasium environment around the mrgym simulator."""
+"""MRCluster-v0 and MRCluster-v1: the Gymnasium environment around the mrgym simulator (v1:
+an observation without the future; docs/environment.md, version history)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from gymnasium import spaces
 from mrgym.config import Scenario, load_scenario
 from mrgym.envs.actions import ActionCodec
 from mrgym.envs.agent_proxy import AgentProxy
-from mrgym.envs.observation import ObservationBuilder, feature_names
+from mrgym.envs.observation import feature_names, make_builder
 from mrgym.envs.replay import EnvSnapshot, EpisodeReplay  # noqa: F401  (public here too)
 from mrgym.envs.rewards import RewardTracker, check_weights
 from mrgym.metrics import episode_metrics
@@ -87,10 +88,10 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ``episode_metrics`` (the same dict as ``mrgym.run_sim(...).metrics``).
 
     ## Arguments
-    ``gym.make("MRCluster-v0", config="ila72", overrides=None, job_slots=8,
+    ``gym.make("MRCluster-v1", config="ila72", overrides=None, job_slots=8,
     queue_order="remaining", reward_weights=None, invalid_action="decline",
     max_sim_time_s=None, speculation=False, work_conserving=True, critic_inputs=False,
-    hooks_gate=False, render_mode=None)``;
+    hooks_gate=False, render_mode=None, observation_version=1)``;
     ``config`` is a bundled scenario name, a YAML path, a dict or a Scenario.  The defaults
     are the settings that train well (docs/environment.md, "Masks"): with
     ``work_conserving=True`` decline is masked whenever a launch is legal, so a masked
@@ -133,9 +134,15 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ``step`` (reading it through this class's methods is fine).
 
     ## Version History
-    * v0: initial version.  Before any release the job slots changed from "the first K
-      active jobs" to "the first K jobs that can launch on this VM" (a baseline's choice
-      was often not expressible); models trained before that change need retraining.
+    * v1 (``observation_version=1``, this class's default): the observation holds only
+      what the master knows at that moment: no episode totals, no time cap, a measured GPU
+      gain (docs/environment.md, "Version history").
+    * v0 (``observation_version=0``): the first observation, which divides by the
+      episode's totals (jobs not yet submitted included), reads the time cap and the
+      profile's hidden GPU speed-up.  Before any release the job slots changed from "the
+      first K active jobs" to "the first K jobs that can launch on this VM" (a baseline's
+      choice was often not expressible); models trained before that change need
+      retraining.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -154,6 +161,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         critic_inputs: bool = False,
         hooks_gate: bool = False,
         render_mode: str | None = None,
+        observation_version: int = 1,
     ):
         if invalid_action not in ("decline", "raise"):
             raise ValueError(
@@ -181,7 +189,13 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         if not isinstance(hooks_gate, (bool, np.bool_)):
             raise ValueError(f"hooks_gate: must be true or false, got {hooks_gate!r}")
         self.hooks_gate = bool(hooks_gate)
-        self.obs_builder = ObservationBuilder(job_slots, self.critic_inputs)
+        if isinstance(observation_version, bool) or observation_version not in (0, 1):
+            raise ValueError(
+                f"observation_version: must be 0 (MRCluster-v0) or 1 (MRCluster-v1), "
+                f"got {observation_version!r}"
+            )
+        self.observation_version = int(observation_version)
+        self.obs_builder = make_builder(job_slots, self.critic_inputs, self.observation_version)
         self.weights = check_weights(reward_weights)
         self.invalid_action = invalid_action
         self.speculation = speculation
@@ -197,12 +211,13 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             ("work_conserving", work_conserving),
             ("critic_inputs", self.critic_inputs),
             ("hooks_gate", self.hooks_gate),
+            ("observation_version", self.observation_version),
             ("invalid_action", invalid_action),
             ("reward_weights", tuple(sorted(self.weights.items()))),
         )
         self.action_space = spaces.Discrete(self.codec.n)
         self.observation_space = spaces.Box(0.0, 1.0, (self.obs_builder.size,), dtype=np.float32)
-        self.feature_names = feature_names(job_slots, self.critic_inputs)
+        self.feature_names = feature_names(job_slots, self.critic_inputs, self.observation_version)
         self._hooks: Scheduler | None = None
         self._hooks_decide = True  # set_hooks: the hooks' scheduler also makes the decisions
         self._no_episode()

@@ -222,9 +222,72 @@ CRITIC = Group(
         ),
     ),
 )
+
+# MRCluster-v1: the same layout, with every feature computable from what the master knows
+# at that moment.  v0's cluster and job groups divide by episode totals (every job's maps,
+# every job, including jobs not yet submitted), read the episode's time cap and the hidden
+# GPU speed-up of a job's profile; v1 normalises by constants of the cluster and measures
+# the GPU gain from the job's finished maps (docs/environment.md, version history).
+CLUSTER_V1 = Group(
+    "global",
+    "Cluster",
+    CLUSTER.scope + ", n_arr (jobs arrived so far), since_arr (s since the last arrival)",
+    (
+        CLUSTER.features[0],
+        CLUSTER.features[1],
+        F(
+            "pending_maps",
+            "log-scaled pending maps / 16 waves of the cluster's map slots",
+            "_log_frac(view.n_pending_maps, 16.0 * map_slots)",
+        ),
+        F(
+            "ready_reduces",
+            "log-scaled ready reduces / 16 waves of the cluster's reduce slots",
+            "_log_frac(view.n_ready_reduces, 16.0 * red_slots)",
+        ),
+        CLUSTER.features[4],
+        F(
+            "jobs_finished",
+            "jobs over (finished or failed) / jobs arrived so far",
+            "(n_arr - len(active)) / n_arr if n_arr else 0.0",
+        ),
+        F(
+            "since_arrival",
+            "log-scaled time since the last job arrived / 4 h",
+            "math.log1p(since_arr) / log_w if since_arr > 0 else 0.0",
+        ),
+    ),
+)
+_JOB_V1_SWAP = {
+    "waiting": F(
+        "waiting",
+        "log-scaled time since it arrived / 4 h",
+        "math.log1p(wait) / log_w if wait > 0 else 0.0",
+    ),
+    "gpu_affinity": F(
+        "gpu_gain",
+        "measured: (its finished maps' MB/s on GPU hosts / on others - 1) / 4 (0 until both)",
+        "_gpu_gain(view, job, gpu_types) if gpu_types else 0.0",
+    ),
+    "size": F(
+        "size",
+        "log-scaled maps / 16 waves of the cluster's map slots",
+        "_log_frac(len(job.maps), 16.0 * map_slots)",
+    ),
+}
+JOB_V1 = Group(
+    "job",
+    JOB.title,
+    JOB.scope + ", gpu_types (host types with a GPU)",
+    tuple(_JOB_V1_SWAP.get(f.name, f) for f in JOB.features),
+)
 del F
 #: every group in layout order (the job group repeats once per job slot)
 GROUPS = (VM, CLUSTER, JOB, CRITIC)
+#: MRCluster-v1's groups, in layout order
+GROUPS_V1 = (VM, CLUSTER_V1, JOB_V1, CRITIC)
+#: the groups of each observation version
+VERSIONS = {0: GROUPS, 1: GROUPS_V1}
 #: every feature once, in layout order: each has ``.name``, ``.doc`` and ``.value``
 FEATURES = tuple(f for g in GROUPS for f in g.features)
 
@@ -240,19 +303,26 @@ CRITIC_FEATURE_TABLE = tuple((f.name, f.doc) for f in CRITIC.features)
 
 
 def observation_size(job_slots: int, critic_inputs: bool = False) -> int:
-    """The length of the observation vector."""
+    """The length of the observation vector (the same in every version)."""
     n = len(VM_FEATURES) + len(GLOBAL_FEATURES) + job_slots * len(JOB_FEATURES)
     return n + (len(CRITIC_FEATURES) if critic_inputs else 0)
 
 
-def feature_names(job_slots: int, critic_inputs: bool = False) -> list[str]:
-    """One name per entry of the observation: ``job3.size`` is slot 3's ``size``."""
+def feature_names(job_slots: int, critic_inputs: bool = False, version: int = 0) -> list[str]:
+    """One name per entry of observation ``version``: ``job3.size`` is slot 3's ``size``."""
+    vm, cluster, job, critic = _groups(version)
     return (
-        list(VM_FEATURES)
-        + list(GLOBAL_FEATURES)
-        + [f"job{i}.{f}" for i in range(job_slots) for f in JOB_FEATURES]
-        + [f"critic.{f}" for f in CRITIC_FEATURES if critic_inputs]
+        [f.name for f in vm.features]
+        + [f.name for f in cluster.features]
+        + [f"job{i}.{f.name}" for i in range(job_slots) for f in job.features]
+        + [f"critic.{f.name}" for f in critic.features if critic_inputs]
     )
+
+
+def _groups(version: int) -> tuple[Group, ...]:
+    if version not in VERSIONS:
+        raise ValueError(f"observation_version: must be one of {sorted(VERSIONS)}, got {version!r}")
+    return VERSIONS[version]
 
 
 def markdown_table(groups: tuple[Group, ...] = GROUPS) -> str:
@@ -317,6 +387,9 @@ def build(self, view, vm, slot_kind, slots, max_time, mask=None):
     total_maps = view.total_maps or 1
     n_jobs = len(view.all_jobs) or 1
     now = view.now
+    n_arr = view.n_arrived
+    since_arr = now - view.all_jobs[n_arr - 1].arrived_s if n_arr else 0.0
+    log_w = LOG_4H
     g = [{global}
     ]
     vals = v + g
@@ -327,6 +400,7 @@ def build(self, view, vm, slot_kind, slots, max_time, mask=None):
     log_m = math.log1p(total_maps)
     log_h = math.log1p(3600.0)
     inv_fair = 1.0 / total_w
+    gpu_types = self._gpu_types
     statics = self._static
     for k, job in enumerate(slots):
         static = statics.get(job.id)
@@ -368,12 +442,27 @@ def critic_inputs(self, view, max_time):
     ]
 '''
 N_CRITIC = len(CRITIC_FEATURES)
+LOG_4H = math.log1p(4 * 3600.0)
 
 
-def _compile() -> tuple[str, dict]:
+def _gpu_gain(view, job, gpu_types: frozenset[str]) -> float:
+    """(MB/s of the job's finished maps on GPU host types / on the others - 1) / 4, as a
+    master measures it (Lee §4.3's computing rate); 0 until both kinds have finished maps."""
+    g_s = g_mb = o_s = o_mb = 0.0
+    for name, (sec, mb) in job.rate_by_type.items():
+        if name in gpu_types:
+            g_s, g_mb = g_s + sec, g_mb + mb
+        else:
+            o_s, o_mb = o_s + sec, o_mb + mb
+    if g_s <= 0 or o_s <= 0 or g_mb <= 0 or o_mb <= 0:
+        return 0.0
+    return ((g_mb / g_s) / (o_mb / o_s) - 1.0) / 4.0
+
+
+def _compile(groups: tuple[Group, ...], version: int) -> tuple[str, dict]:
     """The builder's source with every group's values in, and its compiled functions."""
     values = {}
-    for g in GROUPS:
+    for g in groups:
         indent = "\n" + " " * (12 if g.key == "job" else 8)
         code = []
         for f in g.features:
@@ -386,7 +475,7 @@ def _compile() -> tuple[str, dict]:
             code.append(f"{indent}{ast.unparse(tree)},  # {f.name}")
         values[g.key] = "".join(code)
     src = _TEMPLATE.format(**values)
-    name = "<mrgym.envs.observation: generated from GROUPS>"
+    name = f"<mrgym.envs.observation: generated from observation version {version}>"
     # tracebacks and profilers show the generated lines
     linecache.cache[name] = (len(src), None, src.splitlines(True), name)
     scope: dict = {}
@@ -394,8 +483,10 @@ def _compile() -> tuple[str, dict]:
     return src, scope
 
 
-#: the generated source of ``ObservationBuilder.build`` and its critic part
-BUILD_SOURCE, _GENERATED = _compile()
+#: the generated source of ``ObservationBuilder.build`` and its critic part (version 0)
+BUILD_SOURCE, _GENERATED = _compile(GROUPS, 0)
+#: the same for ``ObservationBuilderV1`` (MRCluster-v1)
+BUILD_SOURCE_V1, _GENERATED_V1 = _compile(GROUPS_V1, 1)
 
 
 def _job_constants(job, log_m: float) -> tuple:
@@ -438,6 +529,7 @@ class ObservationBuilder:
         self._static: dict[int, tuple] = {}
         # per episode: _arrival_suffixes of its jobs (critic inputs)
         self._suffix: tuple[list, list, list, float, float] | None = None
+        self._gpu_types: frozenset[str] = frozenset()
 
     def __getstate__(self) -> dict:
         # the per-episode cache refers to the live simulation: copies and pickles rebuild it
@@ -457,6 +549,24 @@ class ObservationBuilder:
         )
         self._static = {}
         self._suffix = None
+        self._gpu_types = frozenset(h.type.name for h in view.topology.hosts if h.type.gpus > 0)
 
+    version = 0
     build = _GENERATED["build"]
     _critic_inputs = _GENERATED["critic_inputs"]
+
+
+class ObservationBuilderV1(ObservationBuilder):
+    """MRCluster-v1's observation: v0's layout, computed only from what the master knows
+    at that moment (no episode totals, no time cap, a measured GPU gain)."""
+
+    version = 1
+    build = _GENERATED_V1["build"]
+    _critic_inputs = _GENERATED_V1["critic_inputs"]
+
+
+def make_builder(job_slots: int, critic_inputs: bool = False, version: int = 0):
+    """The observation builder of ``version`` (0: MRCluster-v0, 1: MRCluster-v1)."""
+    _groups(version)  # a bad version: a ValueError naming the key
+    cls = ObservationBuilderV1 if version == 1 else ObservationBuilder
+    return cls(job_slots, critic_inputs)

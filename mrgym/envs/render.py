@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     # the baseline decides as under mrgym.EnvPolicy (its hooks in the env, the closest
     # legal action to each decision), without importing the policy layer
-    env = gym.make("MRCluster-v0", config=a.config, render_mode="rgb_array").unwrapped
+    env = gym.make("MRCluster-v1", config=a.config, render_mode="rgb_array").unwrapped
     scheduler = registry.make(a.policy)
     env.set_hooks(scheduler)
     obs, info = env.reset(seed=a.seed)

@@ -39,16 +39,14 @@ class AttemptRunner(Part):
         self._slow_vm: dict[int, float] = {}
         self._noise_io = self.params.noise_phases == "all"
 
-    def draw_slow_vms(self, rng) -> None:
+    def draw_slow_vms(self, streams) -> None:
         """Mark each VM of a virtualized host slow with probability ``slow_vm_p`` (one
-        uniform per VM, in VM order, drawn whatever the outcome: policy-independent)."""
+        uniform per VM from the VM's own stream: policy- and workload-independent)."""
         p = self.params
         if p.slow_vm_p <= 0 or p.slow_vm_factor == 1.0:
             return
-        vms = self.topo.vms
-        u = rng.random(len(vms))
-        for vm, x in zip(vms, u.tolist()):
-            if vm.host.virtualized and x < p.slow_vm_p:
+        for vm in self.topo.vms:
+            if vm.host.virtualized and streams.keyed("slowvm", vm.id).random() < p.slow_vm_p:
                 self._slow_vm[vm.id] = p.slow_vm_factor
 
     def slow_factor(self, vm: VM) -> float:
@@ -130,9 +128,12 @@ class AttemptRunner(Part):
         att.work = w
         return w
 
-    def hdfs_write_path(self, vm: VM, mb: float) -> tuple[Link, ...]:
-        """Pipeline over the replicas of a new output block (one flow, all links)."""
-        replicas = self.hdfs.place(self.rng.dynamic, writer=vm)
+    def hdfs_write_path(self, vm: VM, job: Job) -> tuple[Link, ...]:
+        """Pipeline over the replicas of a new output block of ``job`` (one flow, all
+        links); the replicas are drawn from the job's own output stream."""
+        if job.out_rng is None:
+            job.out_rng = self.rng.keyed("output", job.key)
+        replicas = self.hdfs.place(job.out_rng, writer=vm)
         path: list[Link] = []
         prev = vm.host
         for r in replicas:
@@ -195,7 +196,7 @@ class AttemptRunner(Part):
             yield self.flow(att, (vm.host.disk,), out, job, tag="write").event
         else:
             out = mb * prof.output_ratio
-            yield self.flow(att, self.hdfs_write_path(vm, out), out, job, tag="write").event
+            yield self.flow(att, self.hdfs_write_path(vm, job), out, job, tag="write").event
         att.work = None
         self.tracker.succeeded(att, out)
 
@@ -218,6 +219,6 @@ class AttemptRunner(Part):
         att.phase = 2
         total_in = sum(t.input_mb for t in job.maps)
         out = total_in * prof.output_ratio / len(job.reduces)
-        yield self.flow(att, self.hdfs_write_path(vm, out), out, job, tag="write").event
+        yield self.flow(att, self.hdfs_write_path(vm, job), out, job, tag="write").event
         att.work = None
         self.tracker.succeeded(att, out)

@@ -75,20 +75,19 @@ class Dynamics(Part):
     def draw(self) -> None:
         """Eviction times, failure streams and interactive load, at reset."""
         dyn = self.scenario.dynamics
-        rng = self.rng.failures
+        streams = self.rng
         if dyn.spot is not None and dyn.spot.hazard_per_hour > 0:
             for h in self.topo.hosts:
                 if h.is_spot:
-                    self.evict_at[h.id] = float(rng.exponential(3600.0 / dyn.spot.hazard_per_hour))
+                    gen = streams.keyed("spot", h.id)
+                    self.evict_at[h.id] = float(gen.exponential(3600.0 / dyn.spot.hazard_per_hour))
         if dyn.failures is not None and dyn.failures.mtbf_hours:
             # One stream per host, spawned now: its failure times are drawn lazily (an
             # unbounded horizon cannot hang the reset) yet do not depend on the policy.
             for h in self.topo.hosts:
-                self.fail_rng[h.id] = np.random.default_rng(rng.integers(2**63))
+                self.fail_rng[h.id] = streams.keyed("failures", h.id)
         for vm, spec in self.topo.interactive_specs:
-            app = InteractiveApp(
-                vm, spec, np.random.default_rng(self.rng.interactive.integers(2**63))
-            )
+            app = InteractiveApp(vm, spec, streams.keyed("interactive", vm.id))
             app.set_load(app.load_at(0.0, 1.0))
             vm.host.cpu.interactive.append(app)
             self.apps.append(app)
@@ -158,7 +157,7 @@ class Dynamics(Part):
         moved = []
         for vm in host.vms:
             if vm.datanode:
-                moved += self.hdfs.rereplicate(vm, self.rng.dynamic, durable=durable)
+                moved += self.hdfs.rereplicate(vm, self.rng.stream("rereplicate"), durable=durable)
         self.tracker.reindex(moved)
         self.beats.wake_all()
 
@@ -217,7 +216,7 @@ class Dynamics(Part):
             vm.free_map = vm.map_slots
             vm.free_reduce = vm.reduce_slots
             if vm.datanode:
-                moved += self.hdfs.restore(vm, self.rng.dynamic)
+                moved += self.hdfs.restore(vm, self.rng.stream("rereplicate"))
         self.tracker.reindex(moved)
         for vm in host.vms:
             self.beats.schedule_beat(vm)
@@ -246,10 +245,9 @@ class Dynamics(Part):
             k += g.count
         spot = self.scenario.dynamics.spot
         if spot is not None and spot.hazard_per_hour > 0:
-            rng = self.rng.failures
             for h in self.topo.hosts:
-                if h.is_spot:
-                    self._spot_rng[h.id] = np.random.default_rng(rng.integers(2**63))
+                if h.is_spot:  # its lifetimes after a commission: a second stream of its own
+                    self._spot_rng[h.id] = self.rng.keyed("spot", h.id, 1)
 
     def _commission(self, action: Commission) -> None:
         """Start a switched-off host now: empty slots, a new billing session, a fresh spot

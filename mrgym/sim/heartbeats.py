@@ -75,10 +75,10 @@ class Dispatcher(Part):
     def bind(self, tracker) -> None:
         self.tracker = tracker
 
-    def draw_offsets(self, rng) -> None:
-        """Each TaskTracker's heartbeat phase, at reset."""
+    def draw_offsets(self, streams) -> None:
+        """Each TaskTracker's heartbeat phase, at reset, from the VM's own stream."""
         for vm in self.topo.workers:
-            vm.hb_offset = float(rng.uniform(0.0, self.hb))
+            vm.hb_offset = float(streams.keyed("heartbeat", vm.id).uniform(0.0, self.hb))
 
     def start(self) -> None:
         """Every worker's first heartbeat, and the dispatcher's process."""

@@ -413,6 +413,9 @@ class Job:
     ready: bool = False  # reduces may start (slow-start reached)
     running_set: dict = field(default_factory=dict)  # Task -> None, tasks with a running attempt
     rate_by_type: dict = field(default_factory=dict)  # host type -> [map seconds, map MB]
+    key: int = 0  # the job's stable key for its random streams (rng.job_keys)
+    out_rng: object = None  # its output blocks' replica draws (from its first output on)
+    drawn: bool = False  # its task noise and input blocks exist (Simulation.materialize)
 
     @property
     def name(self) -> str:

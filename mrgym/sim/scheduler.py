@@ -132,6 +132,9 @@ class Scheduler:
     speculates: bool = False
     #: Period of ``control`` calls in seconds (None: never called).
     control_period_s: float | None = None
+    #: True when its decisions draw random numbers (from ``reset(seed)``): ``mrgym
+    #: benchmark`` then runs K samples per seed, each with its own policy seed.
+    stochastic: ClassVar[bool] = False
 
     def reset(self, seed: int | None) -> None:
         """Called once before a run; all randomness of the policy must come from ``seed``."""

@@ -35,7 +35,7 @@ from mrgym.sim.hdfs import Hdfs
 from mrgym.sim.heartbeats import Dispatcher, Heartbeat
 from mrgym.sim.jobs import MAP, REDUCE, Job, JobSpec, Task
 from mrgym.sim.monitoring import Monitor
-from mrgym.sim.rng import Streams
+from mrgym.sim.rng import Streams, job_keys
 from mrgym.sim.scheduler import DecisionContext, Scheduler
 from mrgym.sim.topology import VM
 from mrgym.sim.tracker import InvalidDecision, JobTracker
@@ -82,10 +82,12 @@ class Simulation:
         self.seed = seed
         self.rng = Streams(seed)
         if specs is None:
-            specs = generate(scenario, self.rng.workload)
+            specs = generate(scenario, self.rng)
         self.env = simpy.Environment()
         self.engine = FluidEngine(self.env, self.params)
-        self.topo = build_topology(scenario.cluster, scenario.hdfs, self.params, self.rng.placement)
+        self.topo = build_topology(
+            scenario.cluster, scenario.hdfs, self.params, self.rng.stream("provision")
+        )
         for h in self.topo.hosts:
             h.cpu = CpuPool(h, self.engine, self.params)
         # one write-back page cache per host's disk, or per guest VM (writeback.py)
@@ -128,53 +130,69 @@ class Simulation:
         self.ctx.jobs = self.tracker.active_list
         # reset-time draws, in a fixed order: every policy meets the same episode
         self._draw_workload(specs)
-        self.tasks.draw_slow_vms(self.rng.slowvm)
+        self.tasks.draw_slow_vms(self.rng)
         self.dynamics.draw()
-        self.beats.draw_offsets(self.rng.placement)
+        self.beats.draw_offsets(self.rng)
         scheduler.reset(seed)
 
     # ------------------------------------------------------------------ reset-time draws
     def _draw_workload(self, specs: list[JobSpec]) -> None:
-        """Create input files and every task's noise now, so all policies share them."""
+        """Create the jobs and their tasks now; their luck and input blocks are drawn when
+        each arrives (:meth:`materialize`), from the job's own streams."""
+        tracker = self.tracker
+        ordered = sorted(specs, key=lambda s: s.submit_s)
+        for jid, (spec, key) in enumerate(zip(ordered, job_keys([s.name for s in ordered]))):
+            job = Job(jid, spec, [], [], key=key)
+            # a map's input: its block's size, set again when the blocks exist (arrival)
+            per = spec.input_mb / spec.n_maps if spec.n_maps else 0.0
+            job.maps = [Task(job, i, MAP, per, ()) for i in range(spec.n_maps)]
+            job.reduces = [Task(job, i, REDUCE, 0.0, ()) for i in range(spec.n_reduces)]
+            tracker.jobs.append(job)
+        tracker.total_maps = sum(len(j.maps) for j in tracker.jobs)
+
+    def materialize(self, job: Job) -> None:
+        """Draw ``job``'s tasks' noise and place its input file's blocks, from streams keyed
+        by the job (rng.py), once: at its arrival, so nothing before it arrives depends on
+        it; earlier only where a tool or a test must see them (other jobs draw the same
+        luck, though their file and block ids and the DataNodes alive then may differ)."""
+        if job.drawn:
+            return
+        job.drawn = True
+        tasks = job.maps + job.reduces
         p = self.params
         sigma = p.noise_sigma
         m = p.noise_draws_per_task
         tail_p = p.noise_tail_p
-        tracker = self.tracker
-
-        def noise(n: int) -> list[tuple[float, ...]]:
-            if sigma <= 0 and tail_p <= 0:
-                return [(1.0,) * m] * n
+        n = len(tasks)
+        if sigma <= 0 and tail_p <= 0:
+            draws = [(1.0,) * m] * n
+        else:
             if sigma > 0:
-                arr = self.rng.noise.lognormal(-0.5 * sigma * sigma, sigma, size=(n, m))
+                arr = self.rng.keyed("noise", job.key).lognormal(
+                    -0.5 * sigma * sigma, sigma, size=(n, m)
+                )
             else:
                 arr = np.ones((n, m))
             if tail_p > 0:
-                arr *= heavy_tail(self.rng.tail, (n, m), tail_p, p.noise_tail_alpha)
-            return [tuple(r) for r in arr.tolist()]
-
-        for jid, spec in enumerate(sorted(specs, key=lambda s: s.submit_s)):
-            job = Job(jid, spec, [], [])
-            prof = spec.profile
-            if prof.has_input and spec.input_mb > 0:
-                # one map per block (docs/model.md §2)
-                f = self.hdfs.create_file(
-                    f"{spec.name}.in", spec.input_mb, self.rng.placement, n_blocks=spec.n_maps
+                arr *= heavy_tail(
+                    self.rng.keyed("tail", job.key), (n, m), tail_p, p.noise_tail_alpha
                 )
-                job.input_file = f
-                draws = noise(len(f.blocks))
-                for i, b in enumerate(f.blocks):
-                    job.maps.append(Task(job, i, MAP, b.size_mb, draws[i], block=b))
-            else:
-                per = spec.input_mb / spec.n_maps if spec.n_maps else 0.0
-                draws = noise(spec.n_maps)
-                for i in range(spec.n_maps):
-                    job.maps.append(Task(job, i, MAP, per, draws[i]))
-            draws = noise(spec.n_reduces)
-            for i in range(spec.n_reduces):
-                job.reduces.append(Task(job, i, REDUCE, 0.0, draws[i]))
-            tracker.jobs.append(job)
-        tracker.total_maps = sum(len(j.maps) for j in tracker.jobs)
+            draws = [tuple(r) for r in arr.tolist()]
+        for t, d in zip(tasks, draws):
+            t.noise = d
+        spec = job.spec
+        if spec.profile.has_input and spec.input_mb > 0 and job.maps:
+            # one map per block (docs/model.md §2)
+            f = self.hdfs.create_file(
+                f"{spec.name}.in",
+                spec.input_mb,
+                self.rng.keyed("placement", job.key),
+                n_blocks=spec.n_maps,
+            )
+            job.input_file = f
+            for t, b in zip(job.maps, f.blocks):
+                t.block = b
+                t.input_mb = b.size_mb
 
     # ------------------------------------------------------------------ running
     def start(self) -> None:
@@ -197,6 +215,7 @@ class Simulation:
             dt = job.spec.submit_s - env.now
             if dt > 0:
                 yield env.timeout(dt)
+            self.materialize(job)
             self.tracker.arrive(job)
 
     def end(self, truncated: bool) -> None:

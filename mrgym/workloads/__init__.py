@@ -1,7 +1,8 @@
 """Workloads: the papers' job mixes, a synthetic generator and trace readers.
 
 ``generate(scenario, rng)`` returns the episode's :class:`~mrgym.sim.jobs.JobSpec` list; it
-is called once per reset with the ``workload`` stream, so every policy sees the same jobs.
+is called once per reset with the episode's streams: each job draws from its own (keyed by
+its index), so every policy sees the same jobs and adding a job changes no other.
 
 Size limits (also enforced by the scenario schema where the size is known before drawing):
 at most ``MAX_JOBS`` = 100 000 jobs, ``MAX_TASKS`` = 1 000 000 map tasks and as many
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from mrgym.sim.jobs import JobSpec
+from mrgym.sim.rng import Streams, WorkloadDraws, as_workload_draws
 
 MAX_JOBS = 100_000
 MAX_TASKS = 1_000_000
@@ -44,13 +46,15 @@ __all__ = [
 ]
 
 
-def generate(scenario, rng: np.random.Generator) -> list[JobSpec]:
-    jobs = _draw(scenario, rng)
+def generate(scenario, rng: Streams | np.random.Generator) -> list[JobSpec]:
+    """The episode's jobs: drawn per job (``Streams.workload``), so a job's draws never
+    depend on the others (a bare Generator seeds the streams with one draw)."""
+    jobs = _draw(scenario, as_workload_draws(rng))
     check_size(jobs)
     return jobs
 
 
-def _draw(scenario, rng: np.random.Generator) -> list[JobSpec]:
+def _draw(scenario, rng: WorkloadDraws) -> list[JobSpec]:
     w = scenario.workload
     block = scenario.hdfs.block_mb
     if w.kind == "ila-table4":

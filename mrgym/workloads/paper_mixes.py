@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from mrgym.sim.jobs import JobSpec, get_profile
+from mrgym.sim.rng import WorkloadDraws
 
 # (profile, maps, count) — ILA Table 4, columns "# of I/O (size)" and "# of CPU (size)"
 ILA_TABLE4 = [
@@ -129,15 +130,20 @@ def ila_total_maps(w) -> int:
     return int(_scale_maps(maps, w.scale_maps_to).sum())
 
 
-def ila_table4(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
+def ila_table4(draws: WorkloadDraws, w, block_mb: float) -> list[JobSpec]:
     jobs = _ila_mix(w.n_jobs)
-    order = rng.permutation(len(jobs))
-    gaps = (
-        rng.exponential(w.mean_interarrival_s, size=len(jobs))
-        if w.mean_interarrival_s > 0
-        else np.zeros(len(jobs))
+    # the order from one uniform per row of the mix, the k-th gap from its own stream
+    order = np.argsort([draws.keyed("order", i).random() for i in range(len(jobs))], kind="stable")
+    gaps = np.array(
+        [
+            draws.keyed("gap", k).exponential(w.mean_interarrival_s)
+            if w.mean_interarrival_s > 0
+            else 0.0
+            for k in range(len(jobs))
+        ]
     )
-    gaps[0] = 0.0
+    if len(gaps):
+        gaps[0] = 0.0
     times = np.cumsum(gaps)
     maps = _scale_maps(np.array([jobs[i][1] for i in order], dtype=float), w.scale_maps_to)
     profiles = [get_profile(jobs[i][0]) for i in order]
@@ -164,7 +170,7 @@ def ila_table4(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
     return out
 
 
-def pna_batch(rng: np.random.Generator, w, block_mb: float) -> list[JobSpec]:
+def pna_batch(draws: WorkloadDraws, w, block_mb: float) -> list[JobSpec]:
     batches = ["wordcount", "terasort", "grep"] if w.batch == "all" else [w.batch]
     out = []
     t0 = 0.0
