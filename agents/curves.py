@@ -1,7 +1,7 @@
 """Training curves as a picture: held-out mean JCT against steps, one line per run.
 
-    python -m agents.curves runs/bc_fair-s0 runs/bc_fair-s1 --baseline fair=150.0 \
-        --baseline hybridmr=145.4 --out docs/learning_ila72.png
+    python -m agents.curves runs/bc_fair-s0 runs/bc_fair-s1 --baseline fair=232.3 \
+        --baseline hybridmr=211.4 --out curves.png
     python -m agents.curves runs/bc_fair-s0 --baselines runs/compare-ila72-20260101-120000 \
         --baseline-names fair,hybridmr
 

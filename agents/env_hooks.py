@@ -3,8 +3,8 @@
 Some schedulers act outside the task choice: HybridMR's phase I places each job in the
 native or the virtual pool (``place_job``), its phase II caps, pauses and migrates VMs
 beside interactive ones every 3 s (``control``; HybridMR §III).  An agent's actions (which
-job's task on the slot that asked) cannot express these, so on hybrid48 the agents stayed
-at FIFO's level while HybridMR led (docs/learning.md).  With ``env.hooks: hybridmr`` the
+job's task on the slot that asked) cannot express these, so without the hooks an agent on
+hybrid48 cannot do what HybridMR does there.  With ``env.hooks: hybridmr`` the
 scheduler's hooks run inside the environment, as under ``EnvPolicy``, and the agent takes
 the place of its ``decide``; the agent's own ``work_conserving`` and ``speculation``
 settings stay in force (``set_hooks(..., decides=False)``).  What HybridMR's ``decide``
