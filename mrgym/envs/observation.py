@@ -21,6 +21,7 @@ import ast
 import linecache
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,10 @@ import numpy as np
 from mrgym.envs.actions import action_of  # noqa: F401
 from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER  # noqa: F401
 from mrgym.sim.jobs import MAP  # noqa: F401
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mrgym.sim.jobs import Job
+    from mrgym.sim.view import ClusterView
 
 
 @dataclass(frozen=True)
@@ -445,7 +450,7 @@ N_CRITIC = len(CRITIC_FEATURES)
 LOG_4H = math.log1p(4 * 3600.0)
 
 
-def _gpu_gain(view, job, gpu_types: frozenset[str]) -> float:
+def _gpu_gain(view: ClusterView, job: Job, gpu_types: frozenset[str]) -> float:
     """(MB/s of the job's finished maps on GPU host types / on the others - 1) / 4, as a
     master measures it (Lee §4.3's computing rate); 0 until both kinds have finished maps."""
     g_s = g_mb = o_s = o_mb = 0.0
@@ -565,7 +570,9 @@ class ObservationBuilderV1(ObservationBuilder):
     _critic_inputs = _GENERATED_V1["critic_inputs"]
 
 
-def make_builder(job_slots: int, critic_inputs: bool = False, version: int = 0):
+def make_builder(
+    job_slots: int, critic_inputs: bool = False, version: int = 0
+) -> ObservationBuilder:
     """The observation builder of ``version`` (0: MRCluster-v0, 1: MRCluster-v1)."""
     _groups(version)  # a bad version: a ValueError naming the key
     cls = ObservationBuilderV1 if version == 1 else ObservationBuilder

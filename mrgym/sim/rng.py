@@ -91,7 +91,7 @@ class WorkloadDraws:
         return self._s.keyed("workload", _tag(what), int(k))
 
 
-def as_workload_draws(rng) -> WorkloadDraws:
+def as_workload_draws(rng: Streams | WorkloadDraws | np.random.Generator) -> WorkloadDraws:
     """A generator's or a :class:`Streams`' per-job workload draws.  A bare
     ``numpy.random.Generator`` seeds a :class:`Streams` with one draw of its own."""
     if isinstance(rng, WorkloadDraws):
