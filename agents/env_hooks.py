@@ -14,7 +14,10 @@ VM, and the relaunch of a task that phase II killed on the VM Algorithm 3 chose;
 observation shows host CPU and disk load, not the pressure or the reservations.  With
 ``env.hooks_gate: true`` (the env's ``hooks_gate``) the scheduler keeps that part
 (``Scheduler.gate``): the slots it gates are answered without the agent, whose choices on
-the rest are then the task order alone.
+the rest are then the task order alone.  A composition ``<gater>-gate+<order>`` (e.g.
+``hybridmr-gate+srpt``) is a hooks scheduler too: its gater's hooks and gate run in the
+environment, and naming it as ``pretrain.expert`` as well clones its order on the slots
+the gate leaves.
 
 One hooks scheduler is built per environment, reset at every ``env.reset``: for training
 (:func:`make_env`, :class:`WithHooks` in SB3's vector envs, worker processes and domain
@@ -62,13 +65,15 @@ def check_gate(name: str) -> None:
 
 
 def check_hooks(name: str | None) -> str | None:
-    """``env.hooks``: None, or a registered scheduler that has hooks (a ValueError names
-    the key and what was expected)."""
+    """``env.hooks``: None, a registered scheduler that has hooks, or a composition
+    ``<gater>-gate+<order>`` (a ValueError names the key and what was expected)."""
     if name is None:
         return None
     from mrgym import registry
 
-    known = name in registry.available()
+    # a composition <gater>-gate+<order> (e.g. hybridmr-gate+srpt) has its gater's hooks, so
+    # that its order can be the warm start's expert (pretrain.expert: the same name)
+    known = name in registry.available() or _composition(name)
     if known and _hooked(name):
         return name
     # only the error lists the alternatives (it builds every registered scheduler)
@@ -76,8 +81,16 @@ def check_hooks(name: str | None) -> str | None:
     why = "has no environment hooks" if known else "is not registered"
     raise ValueError(
         f"{name!r} {why}; expected a registered scheduler with place_job/control hooks, "
-        f"one of {with_hooks}, or no env.hooks"
+        f"one of {with_hooks}, a composition of one (e.g. hybridmr-gate+srpt), or no "
+        "env.hooks"
     )
+
+
+def _composition(name: str) -> bool:
+    """Whether ``name`` is a well-formed ``<gater>-gate+<order>`` (a bad one: ValueError)."""
+    from mrgym import registry
+
+    return registry.composition(name) is not None
 
 
 def _hooked(name: str) -> bool:

@@ -90,7 +90,8 @@ class ModelPolicy:
         env_kwargs: dict[str, Any] | None = None,
         algorithm: str | None = None,
     ) -> ModelPolicy:
-        """A saved model: a run folder (its ``model.zip``), a ``.zip`` or a checkpoint.
+        """A saved model: a run folder (its ``model.zip``), a ``.zip``, a checkpoint, or a
+        shipped model's short name (``models/NAME/``, agents/shipped.py; named NAME).
 
         With a ``config.yaml`` beside the .zip (or one folder up, for checkpoints), the
         model carries the settings it was trained with.  ``mrgym train`` writes that file;
@@ -119,9 +120,12 @@ class ModelPolicy:
         (``queue_order``, ``speculation``, ...; the environment's defaults otherwise; a
         ``config`` key is the scenario ``make_env`` builds).  A .zip whose spaces no
         ``MRCluster-v0`` has is a one-line ``ValueError``."""
+        from agents.shipped import shipped_path
         from agents.train import resolve_model_path
 
         zip_path = resolve_model_path(path)
+        if name is None and shipped_path(path) is not None:
+            name = str(path)  # a shipped model is named by its short name
         config = _config_file(zip_path)
         if config is not None and env_kwargs:
             raise ValueError(

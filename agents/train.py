@@ -126,13 +126,25 @@ def _meets_limit(stats: dict, limit: float | None) -> bool:
 
 
 def resolve_model_path(path: str | Path) -> Path:
-    """A saved model's .zip from a run folder (its model.zip), a model.zip or a checkpoint;
-    a missing file is one line listing the run's checkpoints (SB3 would try ``.zip.zip``)."""
+    """A saved model's .zip from a run folder (its model.zip), a model.zip, a checkpoint or
+    a shipped model's short name (``models/NAME/best_model.zip``, agents/shipped.py); a
+    missing file is one line listing the run's checkpoints (SB3 would try ``.zip.zip``)."""
+    from agents.shipped import is_short_name, shipped, shipped_path
+
     p = Path(path)
+    short = shipped_path(path)  # a shipped model's short name (agents/shipped.py)
+    if short is not None:
+        return short
     if p.is_dir():
         p = p / "model.zip"
     if p.is_file():
         return p
+    if is_short_name(path):
+        names = ", ".join(shipped()) or "none"
+        raise FileNotFoundError(
+            f"no saved model at {path}: not a file, a run folder or a shipped model's short "
+            f"name (shipped: {names})"
+        )
     near = sorted(
         (p.parent.glob("*.zip") if p.parent.is_dir() else []),
         key=lambda c: (len(c.name), c.name),  # model_50000_steps before model_100000_steps

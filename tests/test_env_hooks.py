@@ -144,3 +144,35 @@ def test_training_envs_get_the_hooks(tmp_path):
     # ... and the rebuilt env keeps the agent's work conservation (the config's default)
     assert venv.get_attr("codec")[0].work_conserving is True
     venv.close()
+
+
+def test_a_composition_lends_its_gaters_hooks_so_its_order_can_be_cloned():
+    # hybridmr-gate+srpt: HybridMR's hooks and gate, SRPT's order (the warm start of
+    # configs/train/bc_jobset_hybrid48_peak_srpt.yaml)
+    assert check_hooks("hybridmr-gate+srpt") == "hybridmr-gate+srpt"
+    cfg = TrainConfig.model_validate(
+        {
+            "env": {"hooks": "hybridmr-gate+srpt", "hooks_gate": True},
+            "pretrain": {"expert": "hybridmr-gate+srpt"},
+        }
+    )
+    assert cfg.env.hooks == "hybridmr-gate+srpt"
+    with pytest.raises(ValidationError, match="unknown order 'nosuch'"):
+        TrainConfig.model_validate({"env": {"hooks": "hybridmr-gate+nosuch"}})
+    # ILA's gate too: no placement or control of its own, its gate around the agent
+    assert check_hooks("ila-gate+srpt") == "ila-gate+srpt"
+    # the clone's decisions are the composition's, played with its own hooks
+    kw = {**_loaded_vms(), "work_conserving": False, "queue_order": "remaining"}
+    demos = collect(kw, "hybridmr-gate+srpt", [10_000], hooks="hybridmr-gate+srpt")
+    played = []
+    env, policy = make_env(kw), EnvPolicy("hybridmr-gate+srpt")
+    policy.bind(env)
+    obs, info = env.reset(seed=10_000)
+    while True:
+        played.append(policy.predict(obs, info))
+        obs, _, term, trunc, info = env.step(played[-1])
+        if term or trunc:
+            break
+    assert demos.inexact == 0 and demos.actions.tolist() == played
+    srpt = collect(kw, "hybridmr", [10_000], hooks="hybridmr")
+    assert srpt.actions.tolist() != played  # Fair's order is another schedule

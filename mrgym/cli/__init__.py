@@ -233,7 +233,11 @@ def _add_compare(sub) -> None:
         help="folder for results.csv and the PNG plots; replaced files are named on stderr "
         "(default: a new runs/compare-CONFIG-YYYYmmdd-HHMMSS)",
     )
-    c.add_argument("--models", help="comma-separated saved models (model.zip, config.yaml beside)")
+    c.add_argument(
+        "--models",
+        help="comma-separated saved models (model.zip, config.yaml beside) or shipped models' short "
+        "names (models/NAME)",
+    )
     add_max_decisions(c)
     c.add_argument(
         "--tensorboard",

@@ -41,7 +41,8 @@ def add_parser(sub, formatter) -> None:
         nargs="+",
         action="extend",
         metavar="NAME=PATH",
-        help="saved models (a run folder, its model.zip or a checkpoint), each named NAME "
+        help="saved models (a run folder, its model.zip, a checkpoint or a shipped model's "
+        "short name: models/NAME), each named NAME "
         "(PATH alone: the model's own name)",
     )
     b.add_argument("--split", default="test", choices=list(SPLITS), help="which seeds")
@@ -205,7 +206,7 @@ def _model_entrants(args: argparse.Namespace, base: list[str]) -> list:
 
     require("mrgym benchmark --models")
     from agents.model_policy import ModelSpec
-    from agents.train import ModelFactory
+    from agents.train import ModelFactory, resolve_model_path
     from mrgym.benchmark.run import Entrant
 
     out = []
@@ -214,12 +215,13 @@ def _model_entrants(args: argparse.Namespace, base: list[str]) -> list:
         f = ModelFactory(path, name=name)
         n = _cap_model(f, cap)
         stochastic = f.policy.decode == "sample"
-        cmd = [*base, "--policies", "none", "--models", f"{f.name}={path}"]
+        shown = path if f.name == path else f"{f.name}={path}"  # a short name alone
+        cmd = [*base, "--policies", "none", "--models", shown]
         if cap is not None:
             cmd += ["--max-decisions", str(cap)]
         if stochastic:
             cmd += ["--samples", str(args.samples)]
-        spec = ModelSpec(str(Path(path).resolve()), f.name, n)
+        spec = ModelSpec(str(resolve_model_path(path).resolve()), f.name, n)
         out.append(Entrant(f.name, spec, "model", stochastic, shlex.join(cmd), path))
     return out
 

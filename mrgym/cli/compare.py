@@ -73,13 +73,13 @@ def _model_policies(args: argparse.Namespace, serial: bool) -> list:
     if not args.models:
         return []
     from agents.model_policy import ModelSpec
-    from agents.train import ModelFactory
+    from agents.train import ModelFactory, resolve_model_path
 
     out: list = []
     for m in args.models.split(","):
         f = ModelFactory(m)
         n = _cap_model(f, cap)
-        out.append(f if serial else ModelSpec(str(Path(m).resolve()), f.name, n))
+        out.append(f if serial else ModelSpec(str(resolve_model_path(m).resolve()), f.name, n))
     return out
 
 
