@@ -125,21 +125,24 @@ def _meets_limit(stats: dict, limit: float | None) -> bool:
     return p95 is not None and p95 <= limit
 
 
-def resolve_model_path(path: str | Path) -> Path:
+def resolve_model_path(path: str | Path, shipped_names: bool = True) -> Path:
     """A saved model's .zip from a run folder (its model.zip), a model.zip, a checkpoint or
     a shipped model's short name (``models/NAME/best_model.zip``, agents/shipped.py); a
-    missing file is one line listing the run's checkpoints (SB3 would try ``.zip.zip``)."""
+    missing file is one line listing the run's checkpoints (SB3 would try ``.zip.zip``).
+    A folder without ``model.zip`` gives its ``best_model.zip`` (a shipped model's folder).
+    ``shipped_names=False`` takes paths only (``--resume`` must not write into models/)."""
     from agents.shipped import is_short_name, shipped, shipped_path
 
     p = Path(path)
-    short = shipped_path(path)  # a shipped model's short name (agents/shipped.py)
+    short = shipped_path(path) if shipped_names else None  # agents/shipped.py
     if short is not None:
         return short
     if p.is_dir():
-        p = p / "model.zip"
+        best = p / "best_model.zip"
+        p = best if best.is_file() and not (p / "model.zip").exists() else p / "model.zip"
     if p.is_file():
         return p
-    if is_short_name(path):
+    if shipped_names and is_short_name(path):
         names = ", ".join(shipped()) or "none"
         raise FileNotFoundError(
             f"no saved model at {path}: not a file, a run folder or a shipped model's short "
@@ -218,7 +221,14 @@ def _start_run(
     """Resolve a fresh run's folder, or a resumed run's checkpoint, config and stats; a
     resumed run whose total is not above its model's steps is a ``ValueError``."""
     if resume:
-        ckpt = resolve_model_path(resume)
+        from agents.shipped import shipped_path
+
+        if shipped_path(resume) is not None:
+            raise ValueError(
+                f"--resume {resume}: a shipped model's short name; resume a run folder or "
+                f"checkpoint (copy models/{resume}/ elsewhere to fine-tune it)"
+            )
+        ckpt = resolve_model_path(resume, shipped_names=False)
         cfg, run_dir = _resume_config(cfg, ckpt)
         run = _Run(cfg, run_dir, steps or cfg.total_steps, ckpt, saved_steps(ckpt))
         stats_file = run_dir / "train_stats.yaml"

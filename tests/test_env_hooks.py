@@ -174,5 +174,5 @@ def test_a_composition_lends_its_gaters_hooks_so_its_order_can_be_cloned():
         if term or trunc:
             break
     assert demos.inexact == 0 and demos.actions.tolist() == played
-    srpt = collect(kw, "hybridmr", [10_000], hooks="hybridmr")
-    assert srpt.actions.tolist() != played  # Fair's order is another schedule
+    fair_order = collect(kw, "hybridmr", [10_000], hooks="hybridmr")
+    assert fair_order.actions.tolist() != played  # HybridMR's Fair order: another schedule

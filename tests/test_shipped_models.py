@@ -64,10 +64,24 @@ def test_a_short_name_finds_the_shipped_model(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # from any folder, not only the checkout's root
     assert resolve_model_path(name) == MODELS[0]
     assert ModelPolicy.load(name).name == name
-    # a file or folder of that name in the working folder wins over the short name
+    # the model's folder is a path to it too (it holds best_model.zip, no model.zip)
+    assert resolve_model_path(MODELS[0].parent) == MODELS[0]
+    # a file of that name in the working folder wins over the short name
+    (tmp_path / name).write_text("not a model")
+    assert resolve_model_path(name).resolve() == tmp_path / name
+    # and a folder of that name without a model is a missing run, not the shipped model
+    (tmp_path / name).unlink()
     (tmp_path / name).mkdir()
-    with pytest.raises(FileNotFoundError, match="no saved model"):
+    with pytest.raises(FileNotFoundError, match=f"^no saved model at {name}$"):
         resolve_model_path(name)
+
+
+def test_training_does_not_resume_into_the_shipped_folder():
+    from agents.train import _start_run
+
+    name = MODELS[0].parent.name
+    with pytest.raises(ValueError, match=f"--resume {name}: a shipped model's short name"):
+        _start_run(None, None, "runs", name)
 
 
 def test_an_unknown_short_name_lists_the_shipped_ones():
@@ -80,7 +94,7 @@ def test_an_unknown_short_name_lists_the_shipped_ones():
 def test_benchmark_takes_a_short_name(tmp_path):
     from mrgym.cli import main
 
-    name = MODELS[0].parent.name
+    name = next(p.parent.name for p in MODELS if p.parent.name.startswith("ila72-"))
     out = tmp_path / "row.json"
     argv = ["benchmark", "--scenario", "ila72", "--split", "validation", "--limit", "1"]
     argv += ["--samples", "1", "--policies", "none", "--models", name, "--workers", "1"]

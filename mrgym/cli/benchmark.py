@@ -41,9 +41,9 @@ def add_parser(sub, formatter) -> None:
         nargs="+",
         action="extend",
         metavar="NAME=PATH",
-        help="saved models (a run folder, its model.zip, a checkpoint or a shipped model's "
-        "short name: models/NAME), each named NAME "
-        "(PATH alone: the model's own name)",
+        help="saved models (a run folder, its model.zip, a checkpoint, or NAME of a model "
+        "shipped in the checkout's models/NAME/), each named NAME (PATH alone: the model's "
+        "own name, or a shipped model's short name)",
     )
     b.add_argument("--split", default="test", choices=list(SPLITS), help="which seeds")
     b.add_argument(
