@@ -81,8 +81,8 @@ def check_hooks(name: str | None) -> str | None:
     why = "has no environment hooks" if known else "is not registered"
     raise ValueError(
         f"{name!r} {why}; expected a registered scheduler with place_job/control hooks, "
-        f"one of {with_hooks}, a composition of one (e.g. hybridmr-gate+srpt), or no "
-        "env.hooks"
+        f"one of {with_hooks}, a composition <gater>-gate+<order> (e.g. "
+        "hybridmr-gate+srpt), or no env.hooks"
     )
 
 

@@ -102,3 +102,13 @@ def test_benchmark_takes_a_short_name(tmp_path):
     row = json.loads(out.read_text())["policies"][0]
     assert row["name"] == name
     assert row["command"].endswith(f"--models {name} --max-decisions 200 --samples 1")
+
+
+def test_compare_takes_a_short_name(tmp_path, capsys):
+    from mrgym.cli import main
+
+    name = next(p.parent.name for p in MODELS if p.parent.name.startswith("lee-gpu-"))
+    argv = ["compare", "--config", "lee-gpu", "--seeds", "2000", "--schedulers", "none"]
+    argv += ["--models", f" {name} ,", "--workers", "1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert f"| {name} |" in capsys.readouterr().out

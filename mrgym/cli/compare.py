@@ -76,7 +76,7 @@ def _model_policies(args: argparse.Namespace, serial: bool) -> list:
     from agents.train import ModelFactory, resolve_model_path
 
     out: list = []
-    for m in args.models.split(","):
+    for m in (x.strip() for x in args.models.split(",") if x.strip()):
         f = ModelFactory(m)
         n = _cap_model(f, cap)
         out.append(f if serial else ModelSpec(str(resolve_model_path(m).resolve()), f.name, n))
