@@ -73,7 +73,7 @@ def check_hooks(name: str | None) -> str | None:
 
     # a composition <gater>-gate+<order> (e.g. hybridmr-gate+srpt) has its gater's hooks, so
     # that its order can be the warm start's expert (pretrain.expert: the same name)
-    known = name in registry.available() or _composition(name)
+    known = name in registry.available() or registry.composition(name) is not None
     if known and _hooked(name):
         return name
     # only the error lists the alternatives (it builds every registered scheduler)
@@ -84,13 +84,6 @@ def check_hooks(name: str | None) -> str | None:
         f"one of {with_hooks}, a composition <gater>-gate+<order> (e.g. "
         "hybridmr-gate+srpt), or no env.hooks"
     )
-
-
-def _composition(name: str) -> bool:
-    """Whether ``name`` is a well-formed ``<gater>-gate+<order>`` (a bad one: ValueError)."""
-    from mrgym import registry
-
-    return registry.composition(name) is not None
 
 
 def _hooked(name: str) -> bool:

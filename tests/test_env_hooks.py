@@ -60,6 +60,19 @@ class _FifoAgent:
         return int(np.flatnonzero(info["action_mask"])[0])
 
 
+def _played(kw: dict, name: str, seed: int) -> list[int]:
+    """The actions of scheduler ``name`` playing the environment with its own hooks."""
+    played = []
+    env, policy = make_env(kw), EnvPolicy(name)
+    policy.bind(env)
+    obs, info = env.reset(seed=seed)
+    while True:
+        played.append(policy.predict(obs, info))
+        obs, _, term, trunc, info = env.step(played[-1])
+        if term or trunc:
+            return played
+
+
 def test_a_warm_start_clones_the_hooks_own_scheduler_and_no_other():
     # HybridMR's gate declines slots: only a mask that allows declining expresses every
     # decision (work-conserving, seed 10 000 has 2 declines the mask turns into launches)
@@ -67,15 +80,7 @@ def test_a_warm_start_clones_the_hooks_own_scheduler_and_no_other():
     demos = collect(kw, "hybridmr", [10_000], hooks="hybridmr")
     assert demos.inexact == 0 and len(demos.actions) > 0
     # the same decisions as HybridMR playing the environment with its own hooks
-    played = []
-    env, policy = make_env(kw), EnvPolicy("hybridmr")
-    policy.bind(env)
-    obs, info = env.reset(seed=10_000)
-    while True:
-        played.append(policy.predict(obs, info))
-        obs, _, term, trunc, info = env.step(played[-1])
-        if term or trunc:
-            break
+    played = _played(kw, "hybridmr", 10_000)
     assert demos.actions.tolist() == played
     with pytest.raises(ValueError, match="run its hooks in the environment"):
         collect(kw, "hybridmr", [10_000])  # without them, HybridMR cannot be copied
@@ -164,15 +169,7 @@ def test_a_composition_lends_its_gaters_hooks_so_its_order_can_be_cloned():
     # the clone's decisions are the composition's, played with its own hooks
     kw = {**_loaded_vms(), "work_conserving": False, "queue_order": "remaining"}
     demos = collect(kw, "hybridmr-gate+srpt", [10_000], hooks="hybridmr-gate+srpt")
-    played = []
-    env, policy = make_env(kw), EnvPolicy("hybridmr-gate+srpt")
-    policy.bind(env)
-    obs, info = env.reset(seed=10_000)
-    while True:
-        played.append(policy.predict(obs, info))
-        obs, _, term, trunc, info = env.step(played[-1])
-        if term or trunc:
-            break
+    played = _played(kw, "hybridmr-gate+srpt", 10_000)
     assert demos.inexact == 0 and demos.actions.tolist() == played
     fair_order = collect(kw, "hybridmr", [10_000], hooks="hybridmr")
     assert fair_order.actions.tolist() != played  # HybridMR's Fair order: another schedule
