@@ -11,6 +11,8 @@ from agents.pretrain import PretrainConfig
 from mrgym.envs.actions import MAX_JOB_SLOTS
 
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
+# the policies whose actors never read env.critic_inputs' features (the value may)
+CRITIC_INPUT_POLICIES = ("CriticInputsPolicy", "JobSetPolicy")
 
 
 class TrainConfigError(ValueError):
@@ -39,6 +41,7 @@ class EnvConfig(BaseModel):
     max_sim_time_s: float | None = Field(None, gt=0)
     # the workload still to arrive appended to the observation for the critic only (an
     # input-dependent baseline, agents/critic_inputs.py): needs policy CriticInputsPolicy
+    # (the MLP) or JobSetPolicy (the set policy)
     critic_inputs: bool = False
     # domain randomization (agents/randomize.py): each training episode draws a variant of
     # the scenario (cluster size, interference, background traffic, arrival rate); the
@@ -148,11 +151,16 @@ class TrainConfig(BaseModel):
     @model_validator(mode="after")
     def _critic_inputs_need_their_policy(self) -> TrainConfig:
         # any other policy's actor would act on the future workload; CriticInputsPolicy's
-        # actor expects the features to be there
-        if self.env.critic_inputs != (self.policy == "CriticInputsPolicy"):
+        # actor expects the features to be there; JobSetPolicy's reads them only when told
+        # (agents/extractors.py), and train passes it critic_inputs
+        if self.env.critic_inputs and self.policy not in CRITIC_INPUT_POLICIES:
             raise ValueError(
-                "env.critic_inputs: true needs policy CriticInputsPolicy (and that policy "
-                f"needs it), got critic_inputs {self.env.critic_inputs} with policy {self.policy}"
+                f"env.critic_inputs: true needs policy {' or '.join(CRITIC_INPUT_POLICIES)} "
+                f"(their actors never see those features), got policy {self.policy}"
+            )
+        if self.policy == "CriticInputsPolicy" and not self.env.critic_inputs:
+            raise ValueError(
+                "policy: CriticInputsPolicy needs env.critic_inputs: true, got false"
             )
         if self.env.critic_inputs and self.algorithm != "maskable_ppo":
             raise ValueError(

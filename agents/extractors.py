@@ -17,7 +17,10 @@ should not care about it: the networks here embed every slot with the SAME weigh
 * :class:`JobSetPolicy`: a ``MaskableActorCriticPolicy`` whose slot actions' logits are
   one shared head psi(slot embedding + pooled features), so permuting the slots permutes
   the logits (EQUIVARIANT); the extra actions (decline) and the value come from the pooled
-  features.  Masking, saving and loading are SB3's own: only the networks differ.
+  features.  Masking, saving and loading are SB3's own: only the networks differ.  With
+  ``critic_inputs`` (the environment's critic-only features after the slots) the value
+  also reads those features and the actor never does: an input-dependent baseline
+  (agents/critic_inputs.py) for the set policy.
 
 A YAML config names them by string; ``resolve_policy`` turns the strings into classes.
 """
@@ -37,7 +40,7 @@ from torch import nn
 
 from agents.critic_inputs import CriticInputsPolicy
 from mrgym.envs.actions import PER_SLOT, action_of
-from mrgym.envs.observation import GLOBAL_FEATURES, JOB_FEATURES, VM_FEATURES
+from mrgym.envs.observation import CRITIC_FEATURES, GLOBAL_FEATURES, JOB_FEATURES, VM_FEATURES
 
 CONTEXT_DIM = len(VM_FEATURES) + len(GLOBAL_FEATURES)
 SLOT_DIM = len(JOB_FEATURES)
@@ -82,6 +85,10 @@ class JobSetExtractor(BaseFeaturesExtractor):
     :param context_dim: the width of the context embedding
     :param attention: one self-attention layer over the slot embeddings before pooling
     :param heads: attention heads (must divide ``embed_dim``)
+    :param critic_inputs: the observation ends with the environment's critic-only features
+        (``MRCluster-v0(critic_inputs=True)``).  Nothing here reads them: with
+        ``keep_slots`` they are passed through after the slot embeddings, for the value
+        alone (:class:`JobSetPolicy`); without it they are dropped.
     """
 
     def __init__(
@@ -93,10 +100,14 @@ class JobSetExtractor(BaseFeaturesExtractor):
         attention: bool = False,
         heads: int = 4,
         keep_slots: bool = False,
+        critic_inputs: bool = False,
     ):
-        k = job_slots_of(int(np.prod(observation_space.shape)))
+        n = int(np.prod(observation_space.shape))
+        self.critic_dim = len(CRITIC_FEATURES) if critic_inputs else 0
+        k = job_slots_of(n - self.critic_dim)
         pooled = 2 * embed_dim + context_dim
-        super().__init__(observation_space, pooled + (k * embed_dim if keep_slots else 0))
+        passed = k * embed_dim + self.critic_dim if keep_slots else 0
+        super().__init__(observation_space, pooled + passed)
         self.k, self.embed_dim, self.pooled_dim = k, embed_dim, pooled
         self.keep_slots = keep_slots
         # phi sees the context too: a job's worth depends on the VM asking (locality, GPU)
@@ -108,7 +119,10 @@ class JobSetExtractor(BaseFeaturesExtractor):
         self.norm = nn.LayerNorm(embed_dim) if attention else None
 
     def encode(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        """(pooled [B, pooled_dim], slot embeddings [B, K, E] zero where empty, valid [B, K])."""
+        """(pooled [B, pooled_dim], slot embeddings [B, K, E] zero where empty, valid [B, K]);
+        the critic-only features, if any, take no part."""
+        if self.critic_dim:
+            obs = obs[..., : obs.shape[-1] - self.critic_dim]
         ctx, slots = split_observation(obs)
         valid = slots[..., VALID] > 0.5
         # empty slots are zeroed before phi, so nothing they hold (even NaN) reaches the
@@ -135,7 +149,8 @@ class JobSetExtractor(BaseFeaturesExtractor):
         pooled, h, _ = self.encode(observations)
         if not self.keep_slots:
             return pooled
-        return th.cat([pooled, h.flatten(start_dim=-2)], dim=-1)
+        critic = observations[..., observations.shape[-1] - self.critic_dim :]
+        return th.cat([pooled, h.flatten(start_dim=-2), critic], dim=-1)
 
 
 class AttentionJobSetExtractor(JobSetExtractor):
@@ -146,22 +161,34 @@ class AttentionJobSetExtractor(JobSetExtractor):
 
 
 class _PooledLatent(nn.Module):
-    """The policy's ``mlp_extractor``: the actor's latent is the extractor's output as is
-    (pooled + slot embeddings, read by :class:`_SlotActionHead`), the critic's an MLP of
-    the pooled part only (the value of a state cannot depend on slot order)."""
+    """The policy's ``mlp_extractor``: the actor's latent is the extractor's pooled features
+    and slot embeddings (read by :class:`_SlotActionHead`), the critic's an MLP of the
+    pooled part (the value of a state cannot depend on slot order) and of the critic-only
+    features, the last ``critic_dim`` of the extractor's output, which the actor never
+    gets."""
 
-    def __init__(self, features_dim: int, pooled_dim: int, vf: list[int], act: type[nn.Module]):
+    def __init__(
+        self,
+        features_dim: int,
+        pooled_dim: int,
+        vf: list[int],
+        act: type[nn.Module],
+        critic_dim: int = 0,
+    ):
         super().__init__()
-        self.pooled_dim = pooled_dim
-        self.value_net = _mlp([pooled_dim, *vf], act)
-        self.latent_dim_pi = features_dim
-        self.latent_dim_vf = vf[-1] if vf else pooled_dim
+        self.pooled_dim, self.critic_dim = pooled_dim, critic_dim
+        self.value_net = _mlp([pooled_dim + critic_dim, *vf], act)
+        self.latent_dim_pi = features_dim - critic_dim
+        self.latent_dim_vf = vf[-1] if vf else pooled_dim + critic_dim
 
     def forward_actor(self, features: th.Tensor) -> th.Tensor:
-        return features
+        return features[..., : self.latent_dim_pi]
 
     def forward_critic(self, features: th.Tensor) -> th.Tensor:
-        return self.value_net(features[..., : self.pooled_dim])
+        seen = features[..., : self.pooled_dim]
+        if self.critic_dim:
+            seen = th.cat([seen, features[..., self.latent_dim_pi :]], dim=-1)
+        return self.value_net(seen)
 
     def forward(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
         return self.forward_actor(features), self.forward_critic(features)
@@ -242,7 +269,7 @@ class JobSetPolicy(MaskableActorCriticPolicy):
         fe = self.features_extractor
         assert isinstance(fe, JobSetExtractor)
         self.mlp_extractor = _PooledLatent(
-            self.features_dim, fe.pooled_dim, self._arch()[1], self.activation_fn
+            self.features_dim, fe.pooled_dim, self._arch()[1], self.activation_fn, fe.critic_dim
         )
 
     def _build(self, lr_schedule: Schedule) -> None:

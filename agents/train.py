@@ -260,6 +260,11 @@ def _new_model(cfg: TrainConfig, venv: VecEnv, tb: str) -> BaseAlgorithm:
     algo = algorithm_class(cfg.algorithm)
     # JobSetPolicy and the "deepsets"/"attention" extractors are named by string in YAML
     policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
+    if cfg.env.critic_inputs and cfg.policy == "JobSetPolicy":
+        # the set policy's value reads the critic-only features, its actor never does
+        pk = dict(hp.get("policy_kwargs") or {})
+        fe = {**(pk.get("features_extractor_kwargs") or {}), "critic_inputs": True}
+        hp = {**hp, "policy_kwargs": {**pk, "features_extractor_kwargs": fe}}
     if cfg.discount_per == "second":
         from agents.time_discount import TimeDiscountBuffer
 
