@@ -159,9 +159,7 @@ class TrainConfig(BaseModel):
                 f"(their actors never see those features), got policy {self.policy}"
             )
         if self.policy == "CriticInputsPolicy" and not self.env.critic_inputs:
-            raise ValueError(
-                "policy: CriticInputsPolicy needs env.critic_inputs: true, got false"
-            )
+            raise ValueError("policy: CriticInputsPolicy needs env.critic_inputs: true, got false")
         if self.env.critic_inputs and self.algorithm != "maskable_ppo":
             raise ValueError(
                 f"env.critic_inputs: needs algorithm maskable_ppo, got {self.algorithm}"

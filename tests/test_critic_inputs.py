@@ -70,8 +70,12 @@ def test_a_bad_value_names_the_key():
 @pytest.mark.parametrize(
     "text, error",
     [
-        ("env: {critic_inputs: true}\n", "critic_inputs: true needs policy CriticInputs"),
-        ("policy: CriticInputsPolicy\n", "got critic_inputs False"),
+        (
+            "env: {critic_inputs: true}\n",
+            "critic_inputs: true needs policy CriticInputsPolicy or JobSetPolicy .* got "
+            "policy MlpPolicy",
+        ),
+        ("policy: CriticInputsPolicy\n", "CriticInputsPolicy needs env.critic_inputs: true"),
         (
             "policy: CriticInputsPolicy\nalgorithm: ppo\nenv: {critic_inputs: true}\n",
             "needs algorithm maskable_ppo, got ppo",
@@ -83,16 +87,15 @@ def test_config_ties_the_inputs_to_their_policy(tmp_path, text, error):
     p.write_text(text)
     with pytest.raises(TrainConfigError, match=error):
         load_train_config(p)
-    ok = TrainConfig.model_validate(
-        {"policy": "CriticInputsPolicy", "env": {"critic_inputs": True}}
-    )
-    assert ok.env.critic_inputs
+    for policy in ("CriticInputsPolicy", "JobSetPolicy"):
+        ok = TrainConfig.model_validate({"policy": policy, "env": {"critic_inputs": True}})
+        assert ok.env.critic_inputs
 
 
-def _critic_cfg(steps: int = 128) -> TrainConfig:
+def _critic_cfg(steps: int = 128, policy: str = "CriticInputsPolicy") -> TrainConfig:
     cfg = _cfg("maskable_ppo", steps=steps)
     data = cfg.model_dump()
-    data["policy"] = "CriticInputsPolicy"
+    data["policy"] = policy
     data["env"]["critic_inputs"] = True
     return TrainConfig.model_validate(data)
 
@@ -128,6 +131,49 @@ def test_model_policy_runs_it_and_refuses_an_env_without_the_inputs(tmp_path):
     plain = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4)
     with pytest.raises(ValueError, match="observation space"):
         pol.bind(plain)
+
+
+def test_the_set_policy_s_value_reads_the_inputs_and_its_actor_does_not(tmp_path):
+    # JobSetPolicy with env.critic_inputs: the extractor passes the hidden features past
+    # the slot embeddings, for the value network alone (agents/extractors.py)
+    run = train(_critic_cfg(policy="JobSetPolicy"), logdir=tmp_path, progress=False)
+    model, saved = load_model(run / "model.zip")
+    assert saved.env.critic_inputs and saved.policy == "JobSetPolicy"
+    policy = model.policy
+    assert policy.features_extractor.critic_dim == len(CRITIC_FEATURES)
+    env = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4, critic_inputs=True)
+    obs, _ = env.reset(seed=5)
+    n = len(CRITIC_FEATURES)
+    a = th.as_tensor(np.stack([obs, obs, obs]))
+    a[1, -n:] = th.as_tensor([0.9, 0.1, 0.7, 0.3, 0.5])  # another future, same state
+    a[2, -n:] = th.nan  # not even a NaN there reaches the actor
+    with th.no_grad():
+        probs = policy.get_distribution(a).distribution.probs
+        values = policy.predict_values(a[:2])
+    th.testing.assert_close(probs[0], probs[1], rtol=0, atol=0)
+    th.testing.assert_close(probs[0], probs[2], rtol=0, atol=0)
+    assert values[0].item() != values[1].item()
+    # and the saved model plays an episode through ModelPolicy, in its own env
+    pol = mrgym.ModelPolicy.load(run)
+    res = mrgym.run_episode(pol.make_env(), pol, seed=7, max_steps=300)
+    assert res.metrics["jobs_submitted"] > 0 and res.invalid_actions == 0
+
+
+def test_the_set_policy_without_the_inputs_is_unchanged():
+    # the default set policy reads no critic features: its value net's input is the
+    # pooled features alone, and an env with the inputs does not fit its layout
+    from sb3_contrib import MaskablePPO
+
+    from agents.extractors import JobSetPolicy
+
+    env = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4)
+    model = MaskablePPO(JobSetPolicy, env, n_steps=16, batch_size=16, device="cpu")
+    fe = model.policy.features_extractor
+    assert fe.critic_dim == 0
+    assert model.policy.mlp_extractor.value_net[0].in_features == fe.pooled_dim
+    wide = gym.make("MRCluster-v0", config="lee-gpu", job_slots=4, critic_inputs=True)
+    with pytest.raises(ValueError, match="not .* context features"):
+        MaskablePPO(JobSetPolicy, wide, n_steps=16, batch_size=16, device="cpu")
 
 
 # -- the work feature and snapshots --------------------------------------------------------
