@@ -123,6 +123,7 @@ def test_bad_training_config_names_the_key(tmp_path):
 
 def test_bundled_training_configs_load():
     import mrgym
+    from mrgym.benchmark.protocol import VALIDATION_SEEDS
 
     scenarios = set()
     for path in sorted(Path(__file__).resolve().parents[1].glob("configs/train/*.yaml")):
@@ -130,6 +131,8 @@ def test_bundled_training_configs_load():
         assert cfg.name == path.stem  # the run folder is named for the file
         mrgym.load_scenario(cfg.env.scenario)  # a bundled scenario
         scenarios.add(cfg.env.scenario)
+        # every pick is a development decision: on the protocol's validation seeds only
+        assert set(cfg.eval.seeds) <= set(VALIDATION_SEEDS), path.name
     assert {"ila72", "pna60", "hybrid48", "lee-gpu"} <= scenarios
 
 
