@@ -3,6 +3,8 @@ masked evaluation under ``mr_eval/``, the hyperparameters as a text table, a pro
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -58,10 +60,60 @@ class MRMetricsCallback(BaseCallback):
             self.longest = max(self._running)
 
 
+@dataclass
+class ParallelEval:
+    """How :class:`HeldOutEvalCallback` runs its episodes in worker processes
+    (``eval.workers``): each evaluation saves the model to ``scratch`` and every worker
+    plays seeds with that file, in the env that ``make_env(env_kwargs, hooks)`` builds.
+    The numbers are the serial evaluation's: the same weights, env, seeds and decode."""
+
+    workers: int
+    algorithm: str  # agents.train.algorithm_class's name, to load the saved model
+    env_kwargs: dict[str, Any]
+    hooks: str | None
+    scratch: str  # the .zip the workers load (removed when training ends)
+    pool: Any = field(default=None, repr=False)  # a spawn ProcessPoolExecutor, made lazily
+
+
+def _one_thread() -> None:
+    # a worker per core: torch's own threads would spin against the other workers'
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def held_out_episode(
+    zip_path: str,
+    algorithm: str,
+    env_kwargs: dict[str, Any],
+    hooks: str | None,
+    seed: int,
+    decode: str,
+    max_steps: int,
+) -> tuple[dict[str, float], int, bool]:
+    """One held-out episode of a saved model (a worker's task, top level for ``spawn``):
+    its ``mr_eval/`` scalars, its decisions, and whether it ran its whole workload."""
+    import mrgym
+    from agents.env_hooks import make_env
+    from agents.train import algorithm_class
+
+    model = algorithm_class(algorithm).load(zip_path, device="cpu")
+    env = make_env(env_kwargs, hooks)
+    try:
+        r = mrgym.run_episode(
+            env, mrgym.ModelPolicy(model, decode=decode), seed=seed, max_steps=max_steps
+        )
+    finally:
+        env.close()
+    complete = not r.metrics.get("truncated") and r.steps < max_steps
+    return metric_scalars(r.metrics), r.steps, complete
+
+
 class HeldOutEvalCallback(BaseCallback):
     """Every ``every_steps``, run masked evaluation episodes on fixed held-out seeds through
     the same loop as the baselines (``mrgym.run_episode`` + ``ModelPolicy``); with
-    ``evaluate_at_start``, also at step 0 (a warm start's clone, before any update)."""
+    ``evaluate_at_start``, also at step 0 (a warm start's clone, before any update).  With
+    ``parallel``, the episodes run in worker processes (:class:`ParallelEval`)."""
 
     def __init__(
         self,
@@ -73,8 +125,10 @@ class HeldOutEvalCallback(BaseCallback):
         decode: str = "argmax",
         p95_limit: float | None = None,
         evaluate_at_start: bool = False,
+        parallel: ParallelEval | None = None,
     ):
         super().__init__()
+        self.parallel = parallel
         # evaluate the untrained-by-RL model at step 0 (a warm start's clone), so that
         # best_model.zip stays the clone when fine-tuning never beats it on these seeds
         self.evaluate_at_start = evaluate_at_start
@@ -111,16 +165,47 @@ class HeldOutEvalCallback(BaseCallback):
         return True
 
     def _on_training_end(self) -> None:
-        if self._last != self.num_timesteps:  # not twice at the same step
-            self.evaluate()
+        try:
+            if self._last != self.num_timesteps:  # not twice at the same step
+                self.evaluate()
+        finally:
+            self.close()
 
-    def evaluate(self) -> float:
+    def close(self) -> None:
+        """Stop the worker processes and remove the scratch model (``parallel``)."""
+        par = self.parallel
+        if par is None:
+            return
+        if par.pool is not None:
+            par.pool.shutdown(cancel_futures=True)
+            par.pool = None
+        if os.path.exists(par.scratch):
+            os.remove(par.scratch)
+
+    def _episodes(self) -> list[tuple[dict[str, float], int, bool]]:
+        """(scalars, decisions, whole workload ran) per seed, in seed order."""
+        par = self.parallel
+        if par is not None and par.workers > 1:
+            if par.pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                par.pool = ProcessPoolExecutor(
+                    min(par.workers, len(self.seeds)),
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_one_thread,
+                )
+            self.model.save(par.scratch)
+            args = (par.scratch, par.algorithm, par.env_kwargs, par.hooks)
+            futures = [
+                par.pool.submit(held_out_episode, *args, s, self.decode, self.max_steps)
+                for s in self.seeds
+            ]
+            return [f.result() for f in futures]
         import mrgym
 
         env = self.make_env()
-        rows = []
-        self.episode_steps = []
-        complete = True
+        out = []
         for s in self.seeds:
             # a step cap guards against a deterministic policy that idles for ever
             r = mrgym.run_episode(
@@ -129,11 +214,17 @@ class HeldOutEvalCallback(BaseCallback):
                 seed=s,
                 max_steps=self.max_steps,
             )
-            rows.append(metric_scalars(r.metrics))
-            self.episode_steps.append(r.steps)
             # the whole workload ran: neither the time cap nor the step cap cut it
-            complete &= not r.metrics.get("truncated") and r.steps < self.max_steps
+            whole = not r.metrics.get("truncated") and r.steps < self.max_steps
+            out.append((metric_scalars(r.metrics), r.steps, whole))
         env.close()
+        return out
+
+    def evaluate(self) -> float:
+        episodes = self._episodes()
+        rows = [e[0] for e in episodes]
+        self.episode_steps = [e[1] for e in episodes]
+        complete = all(e[2] for e in episodes)
         for tag in rows[0]:
             vals = [r[tag] for r in rows if not np.isnan(r[tag])]
             if vals:

@@ -104,6 +104,9 @@ class EvalConfig(BaseModel):
     # over the seeds) is no worse than this registered scheduler's on the same seeds, so
     # the pick cannot buy mean JCT with a starved tail; None: no constraint
     p95_no_worse_than: str | None = None
+    # worker processes for the evaluation's episodes (one seed each at a time): the same
+    # numbers as 1 (the serial loop), sooner on a machine with cores to spare
+    workers: int = Field(1, ge=1)
 
     @field_validator("p95_no_worse_than")
     @classmethod

@@ -22,6 +22,7 @@ from agents.callbacks import (
     HeldOutEvalCallback,
     HParamsTextCallback,
     MRMetricsCallback,
+    ParallelEval,
     TqdmCallback,
 )
 from agents.config import TrainConfig
@@ -332,6 +333,15 @@ def _held_out_eval(run: _Run) -> HeldOutEvalCallback:
     """The held-out evaluation that picks best_model.zip; a resumed run's recorded best
     stays best until beaten (unless a limit added since rules it out)."""
     cfg, old = run.cfg, run.old_stats
+    parallel = None
+    if cfg.eval.workers > 1:
+        parallel = ParallelEval(
+            cfg.eval.workers,
+            cfg.algorithm,
+            env_kwargs(cfg),
+            cfg.env.hooks,
+            str(run.run_dir / "held_out_eval.zip"),
+        )
     eval_cb = HeldOutEvalCallback(
         lambda: make_env(env_kwargs(cfg), cfg.env.hooks),
         cfg.eval.seeds,
@@ -341,6 +351,7 @@ def _held_out_eval(run: _Run) -> HeldOutEvalCallback:
         decode=cfg.eval.decode,
         p95_limit=p95_limit(cfg),
         evaluate_at_start=bool(cfg.pretrain) and run.ckpt is None,  # the clone is a candidate
+        parallel=parallel,
     )
     if "best_eval_step" in old and _meets_limit(old, eval_cb.p95_limit):
         eval_cb.best = (int(old["best_eval_step"]), float(old["best_eval_mean_jct_s"]))
@@ -450,7 +461,10 @@ def train(
     eval_cb = _held_out_eval(run)
     rollout = getattr(model, "n_steps", 1) * venv.num_envs
     callbacks = _callbacks(run, metrics_cb, eval_cb, (start, rollout) if progress else None)
-    wall, interrupted = _learn(model, total - start, callbacks, fresh=run.ckpt is None)
+    try:
+        wall, interrupted = _learn(model, total - start, callbacks, fresh=run.ckpt is None)
+    finally:
+        eval_cb.close()  # its workers, if any, also when learning raised
     model.save(str(run_dir / "model.zip"))
     stats = _train_stats(
         model, start, run.ckpt is not None, metrics_cb, eval_cb, wall, interrupted, bc
