@@ -13,6 +13,9 @@ reproduce them bit for bit (issue "Architecture").
 ``python tests/golden_cases.py --write`` records ``tests/data/golden.json`` from the code as
 it is; only do that when a change is *meant* to alter results, and say so in the commit.
 ``--add`` records only the cases the file lacks, leaving every recorded hash as it is.
+``papers_other_cpus`` lists a paper case's hashes on other kinds of CPU, where its results
+turn on floating-point last bits (ILA's fitted model in IAO's choices); ``--write`` drops
+them, so re-record them on each kind of machine after a change meant to alter results.
 The classic and environment cases were recorded before the simulator was split into
 parts (issue "Architecture").
 """
