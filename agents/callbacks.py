@@ -4,6 +4,7 @@ masked evaluation under ``mr_eval/``, the hyperparameters as a text table, a pro
 from __future__ import annotations
 
 import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,18 +69,24 @@ class ParallelEval:
     The numbers are the serial evaluation's: the same weights, env, seeds and decode."""
 
     workers: int
-    algorithm: str  # agents.train.algorithm_class's name, to load the saved model
+    algorithm: str  # agents.config.algorithm_class's name, to load the saved model
     env_kwargs: dict[str, Any]
     hooks: str | None
     scratch: str  # the .zip the workers load (removed when training ends)
-    pool: Any = field(default=None, repr=False)  # a spawn ProcessPoolExecutor, made lazily
+    # torch threads per worker: the training's own (torch_threads), so that a worker's
+    # numbers are the serial loop's also above 1 thread
+    threads: int = 1
+    pool: ProcessPoolExecutor | None = field(default=None, repr=False)  # made lazily
 
 
-def _one_thread() -> None:
-    # a worker per core: torch's own threads would spin against the other workers'
+def _worker_init(threads: int) -> None:
+    import signal
+
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
+    # Ctrl-C stops the training process, which shuts the pool down: no worker tracebacks
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def held_out_episode(
@@ -94,8 +101,8 @@ def held_out_episode(
     """One held-out episode of a saved model (a worker's task, top level for ``spawn``):
     its ``mr_eval/`` scalars, its decisions, and whether it ran its whole workload."""
     import mrgym
+    from agents.config import algorithm_class
     from agents.env_hooks import make_env
-    from agents.train import algorithm_class
 
     model = algorithm_class(algorithm).load(zip_path, device="cpu")
     env = make_env(env_kwargs, hooks)
@@ -188,12 +195,12 @@ class HeldOutEvalCallback(BaseCallback):
         if par is not None and par.workers > 1:
             if par.pool is None:
                 import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor
 
                 par.pool = ProcessPoolExecutor(
                     min(par.workers, len(self.seeds)),
                     mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_one_thread,
+                    initializer=_worker_init,
+                    initargs=(par.threads,),
                 )
             self.model.save(par.scratch)
             args = (par.scratch, par.algorithm, par.env_kwargs, par.hooks)

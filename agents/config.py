@@ -15,6 +15,17 @@ ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
 CRITIC_INPUT_POLICIES = ("CriticInputsPolicy", "JobSetPolicy")
 
 
+def algorithm_class(name: str):
+    """The SB3 / sb3-contrib class of an ``ALGORITHMS`` name (imported on first use)."""
+    if name == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    import stable_baselines3 as sb3
+
+    return {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[name]
+
+
 class TrainConfigError(ValueError):
     pass
 
@@ -154,8 +165,8 @@ class TrainConfig(BaseModel):
     @model_validator(mode="after")
     def _critic_inputs_need_their_policy(self) -> TrainConfig:
         # any other policy's actor would act on the future workload; CriticInputsPolicy's
-        # actor expects the features to be there; JobSetPolicy's reads them only when told
-        # (agents/extractors.py), and train passes it critic_inputs
+        # actor expects the features to be there; JobSetPolicy's actor never reads them and
+        # its value does (extractors.resolve_policy passes it critic_inputs)
         if self.env.critic_inputs and self.policy not in CRITIC_INPUT_POLICIES:
             raise ValueError(
                 f"env.critic_inputs: true needs policy {' or '.join(CRITIC_INPUT_POLICIES)} "

@@ -78,7 +78,8 @@ class JobSetExtractor(BaseFeaturesExtractor):
 
     ``features_dim`` = 2 x ``embed_dim`` (mean, max) + ``context_dim``.  With
     ``keep_slots`` (:class:`JobSetPolicy` sets it) the output also carries the K slot
-    embeddings, [pooled | slot 0 | ... | slot K-1], for the equivariant action head.
+    embeddings, [pooled | slot 0 | ... | slot K-1], for the equivariant action head, then
+    the critic-only features as they are when ``critic_inputs``.
 
     :param embed_dim: the width E of a slot embedding phi
     :param hidden: phi's hidden layer sizes (input: a slot's features + the context)
@@ -103,11 +104,12 @@ class JobSetExtractor(BaseFeaturesExtractor):
         critic_inputs: bool = False,
     ):
         n = int(np.prod(observation_space.shape))
-        self.critic_dim = len(CRITIC_FEATURES) if critic_inputs else 0
-        k = job_slots_of(n - self.critic_dim)
+        critic_dim = len(CRITIC_FEATURES) if critic_inputs else 0
+        k = job_slots_of(n - critic_dim)
         pooled = 2 * embed_dim + context_dim
-        passed = k * embed_dim + self.critic_dim if keep_slots else 0
+        passed = k * embed_dim + critic_dim if keep_slots else 0
         super().__init__(observation_space, pooled + passed)
+        self.critic_dim = critic_dim
         self.k, self.embed_dim, self.pooled_dim = k, embed_dim, pooled
         self.keep_slots = keep_slots
         # phi sees the context too: a job's worth depends on the VM asking (locality, GPU)
@@ -323,11 +325,19 @@ POLICIES: dict[str, type[MaskableActorCriticPolicy]] = {
 }
 
 
-def resolve_policy(policy: str, hyperparameters: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def resolve_policy(
+    policy: str, hyperparameters: dict[str, Any], critic_inputs: bool = False
+) -> tuple[Any, dict[str, Any]]:
     """The policy (a class for a ``POLICIES`` name, else the string, e.g. ``MlpPolicy``) and
     a copy of ``hyperparameters`` whose ``policy_kwargs.features_extractor_class``, when an
-    ``EXTRACTORS`` name, is the class.  The input is left as is (the config is saved)."""
+    ``EXTRACTORS`` name, is the class.  With ``critic_inputs`` (``env.critic_inputs``) a
+    ``JobSetPolicy``'s extractor is told the observation ends with the critic-only
+    features, which its value then reads.  The input is left as is (the config is saved)."""
     hp = dict(hyperparameters)
+    if critic_inputs and policy == "JobSetPolicy":
+        pk = dict(hp.get("policy_kwargs") or {})
+        fe = {**(pk.get("features_extractor_kwargs") or {}), "critic_inputs": True}
+        hp["policy_kwargs"] = {**pk, "features_extractor_kwargs": fe}
     pk = hp.get("policy_kwargs")
     if isinstance(pk, dict) and isinstance(pk.get("features_extractor_class"), str):
         name = pk["features_extractor_class"]

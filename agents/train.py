@@ -25,7 +25,7 @@ from agents.callbacks import (
     ParallelEval,
     TqdmCallback,
 )
-from agents.config import TrainConfig
+from agents.config import TrainConfig, algorithm_class
 from agents.env_hooks import WithHooks, make_env
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,16 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from stable_baselines3.common.vec_env import VecEnv
 
 ENV_ID = "mrgym:MRCluster-v1"  # the module prefix makes SubprocVecEnv workers import mrgym
-
-
-def algorithm_class(name: str):
-    if name == "maskable_ppo":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO
-    import stable_baselines3 as sb3
-
-    return {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[name]
 
 
 def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
@@ -260,12 +250,7 @@ def _new_model(cfg: TrainConfig, venv: VecEnv, tb: str) -> BaseAlgorithm:
 
     algo = algorithm_class(cfg.algorithm)
     # JobSetPolicy and the "deepsets"/"attention" extractors are named by string in YAML
-    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
-    if cfg.env.critic_inputs and cfg.policy == "JobSetPolicy":
-        # the set policy's value reads the critic-only features, its actor never does
-        pk = dict(hp.get("policy_kwargs") or {})
-        fe = {**(pk.get("features_extractor_kwargs") or {}), "critic_inputs": True}
-        hp = {**hp, "policy_kwargs": {**pk, "features_extractor_kwargs": fe}}
+    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters, cfg.env.critic_inputs)
     if cfg.discount_per == "second":
         from agents.time_discount import TimeDiscountBuffer
 
@@ -341,6 +326,7 @@ def _held_out_eval(run: _Run) -> HeldOutEvalCallback:
             env_kwargs(cfg),
             cfg.env.hooks,
             str(run.run_dir / "held_out_eval.zip"),
+            cfg.torch_threads,
         )
     eval_cb = HeldOutEvalCallback(
         lambda: make_env(env_kwargs(cfg), cfg.env.hooks),

@@ -111,7 +111,7 @@ def run_trial(params: dict[str, Any], base: dict[str, Any], steps: int, rungs: i
     seed_everything(cfg.seed)
     torch.set_num_threads(1)  # one CPU per trial
     venv = make_vec(cfg)
-    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)
+    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters, cfg.env.critic_inputs)
     model = algorithm_class(cfg.algorithm)(
         policy, venv, seed=cfg.seed, device="cpu", verbose=0, tensorboard_log=str(tb), **hp
     )

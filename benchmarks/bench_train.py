@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     timed = Timed(gym.make("MRCluster-v0", **env_kwargs(cfg)), prof)
     venv = DummyVecEnv([lambda: timed])
     venv.seed(cfg.seed)
-    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters)  # JobSetPolicy, "deepsets"
+    # JobSetPolicy, "deepsets"; the set policy's critic-only inputs
+    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters, cfg.env.critic_inputs)
     model = algorithm_class(cfg.algorithm)(
         policy, venv, seed=cfg.seed, device="cpu", verbose=0, **hp
     )

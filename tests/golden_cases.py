@@ -15,7 +15,8 @@ it is; only do that when a change is *meant* to alter results, and say so in the
 ``--add`` records only the cases the file lacks, leaving every recorded hash as it is.
 ``papers_other_cpus`` lists a paper case's hashes on other kinds of CPU, where its results
 turn on floating-point last bits (ILA's fitted model in IAO's choices); ``--write`` drops
-them, so re-record them on each kind of machine after a change meant to alter results.
+them, so re-record them on each kind of machine after a change meant to alter results
+(by hand: ``--add`` records no second hash).
 The classic and environment cases were recorded before the simulator was split into
 parts (issue "Architecture").
 """

@@ -131,8 +131,9 @@ def test_bundled_training_configs_load():
         assert cfg.name == path.stem  # the run folder is named for the file
         mrgym.load_scenario(cfg.env.scenario)  # a bundled scenario
         scenarios.add(cfg.env.scenario)
-        # every pick is a development decision: on the protocol's validation seeds only
-        assert set(cfg.eval.seeds) <= set(VALIDATION_SEEDS), path.name
+        # every pick is a development decision: on the protocol's validation seeds, and on
+        # their first half, as recipes are compared on the second (docs/learning.md)
+        assert set(cfg.eval.seeds) <= set(VALIDATION_SEEDS[:10]), path.name
     assert {"ila72", "pna60", "hybrid48", "lee-gpu"} <= scenarios
 
 

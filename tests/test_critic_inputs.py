@@ -159,6 +159,20 @@ def test_the_set_policy_s_value_reads_the_inputs_and_its_actor_does_not(tmp_path
     assert res.metrics["jobs_submitted"] > 0 and res.invalid_actions == 0
 
 
+def test_every_builder_of_the_set_policy_passes_it_the_inputs():
+    # train, tune and the training benchmark build the policy through resolve_policy
+    from agents.extractors import JobSetPolicy, resolve_policy
+
+    policy, hp = resolve_policy("JobSetPolicy", {"policy_kwargs": {"net_arch": [8]}}, True)
+    assert policy is JobSetPolicy
+    assert hp["policy_kwargs"] == {
+        "net_arch": [8],
+        "features_extractor_kwargs": {"critic_inputs": True},
+    }
+    assert resolve_policy("JobSetPolicy", {}, False)[1] == {}
+    assert resolve_policy("CriticInputsPolicy", {}, True)[1] == {}  # its own extractors
+
+
 def test_the_set_policy_without_the_inputs_is_unchanged():
     # the default set policy reads no critic features: its value net's input is the
     # pooled features alone, and an env with the inputs does not fit its layout

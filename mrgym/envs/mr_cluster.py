@@ -66,7 +66,8 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     not the best level among its pending maps.  ``critic_inputs=True`` appends the
     critic-only features (the workload still to arrive: an input-dependent baseline's
     inputs); a policy must not act on them (``agents.critic_inputs.CriticInputsPolicy``
-    hides them from its actor).
+    hides them from its actor, ``agents.extractors.JobSetPolicy`` gives them to its value
+    alone).
 
     ## Rewards
     Weighted sum (``reward_weights``, default ``{"jct": 1}``) of the terms in
