@@ -112,8 +112,13 @@ def held_out_episode(
         )
     finally:
         env.close()
-    complete = not r.metrics.get("truncated") and r.steps < max_steps
-    return metric_scalars(r.metrics), r.steps, complete
+    return metric_scalars(r.metrics), r.steps, _ran_whole(r, max_steps)
+
+
+def _ran_whole(r: Any, max_steps: int) -> bool:
+    """Whether an episode ran its whole workload: neither the time cap nor the step cap
+    (which guards against a deterministic policy that idles for ever) cut it."""
+    return not r.metrics.get("truncated") and r.steps < max_steps
 
 
 class HeldOutEvalCallback(BaseCallback):
@@ -214,16 +219,13 @@ class HeldOutEvalCallback(BaseCallback):
         env = self.make_env()
         out = []
         for s in self.seeds:
-            # a step cap guards against a deterministic policy that idles for ever
             r = mrgym.run_episode(
                 env,
                 mrgym.ModelPolicy(self.model, decode=self.decode),
                 seed=s,
                 max_steps=self.max_steps,
             )
-            # the whole workload ran: neither the time cap nor the step cap cut it
-            whole = not r.metrics.get("truncated") and r.steps < self.max_steps
-            out.append((metric_scalars(r.metrics), r.steps, whole))
+            out.append((metric_scalars(r.metrics), r.steps, _ran_whole(r, self.max_steps)))
         env.close()
         return out
 
