@@ -125,7 +125,8 @@ class HeldOutEvalCallback(BaseCallback):
     """Every ``every_steps``, run masked evaluation episodes on fixed held-out seeds through
     the same loop as the baselines (``mrgym.run_episode`` + ``ModelPolicy``); with
     ``evaluate_at_start``, also at step 0 (a warm start's clone, before any update).  With
-    ``parallel``, the episodes run in worker processes (:class:`ParallelEval`)."""
+    ``parallel`` (given for 2 or more workers), the episodes run in worker processes
+    (:class:`ParallelEval`)."""
 
     def __init__(
         self,
@@ -197,7 +198,7 @@ class HeldOutEvalCallback(BaseCallback):
     def _episodes(self) -> list[tuple[dict[str, float], int, bool]]:
         """(scalars, decisions, whole workload ran) per seed, in seed order."""
         par = self.parallel
-        if par is not None and par.workers > 1:
+        if par is not None:
             if par.pool is None:
                 import multiprocessing
 

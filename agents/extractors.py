@@ -151,8 +151,10 @@ class JobSetExtractor(BaseFeaturesExtractor):
         pooled, h, _ = self.encode(observations)
         if not self.keep_slots:
             return pooled
-        critic = observations[..., observations.shape[-1] - self.critic_dim :]
-        return th.cat([pooled, h.flatten(start_dim=-2), critic], dim=-1)
+        parts = [pooled, h.flatten(start_dim=-2)]
+        if self.critic_dim:  # every policy step runs this: no empty slice without them
+            parts.append(observations[..., observations.shape[-1] - self.critic_dim :])
+        return th.cat(parts, dim=-1)
 
 
 class AttentionJobSetExtractor(JobSetExtractor):

@@ -266,7 +266,7 @@ def _load_run(cls, zip_path: Path, name, deterministic, decode) -> ModelPolicy:
 
 def _load_bare(cls, zip_path: Path, env_kwargs, algorithm, name, deterministic) -> ModelPolicy:
     """A .zip saved by ``model.save(...)`` in one's own script: no config beside it."""
-    from agents.train import algorithm_class
+    from agents.config import algorithm_class
 
     data = _saved_data(zip_path)
     algorithm = algorithm or saved_algorithm(data)

@@ -103,8 +103,9 @@ def run_trial(params: dict[str, Any], base: dict[str, Any], steps: int, rungs: i
     from ray import tune
 
     from agents.callbacks import HeldOutEvalCallback, MRMetricsCallback
+    from agents.config import algorithm_class
     from agents.extractors import resolve_policy
-    from agents.train import ENV_ID, algorithm_class, env_kwargs, make_vec, seed_everything
+    from agents.train import ENV_ID, env_kwargs, make_vec, seed_everything
 
     cfg = trial_config(TrainConfig.model_validate(base), params, n_envs=1)
     tb = Path(tune.get_context().get_trial_dir()) / "tb"
