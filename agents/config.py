@@ -152,6 +152,15 @@ class TrainConfig(BaseModel):
     eval: EvalConfig = EvalConfig()
     # behaviour cloning of a baseline before RL (agents/pretrain.py); None: start at random
     pretrain: PretrainConfig | None = None
+    # fine-tuning: start from another trained model's policy weights (a shipped model's
+    # short name, a run folder or a .zip; "{seed}" becomes this config's seed, so that one
+    # config fine-tunes each seed's own model). Its algorithm, policy and env must be this
+    # config's; the optimizer, step count and learning-rate schedule start afresh.
+    init_from: str | None = None
+
+    def init_model(self) -> str | None:
+        """``init_from`` with ``{seed}`` replaced by the seed."""
+        return None if self.init_from is None else self.init_from.replace("{seed}", str(self.seed))
 
     @model_validator(mode="after")
     def _time_discount_needs_maskable_ppo(self) -> TrainConfig:
@@ -177,6 +186,15 @@ class TrainConfig(BaseModel):
         if self.env.critic_inputs and self.algorithm != "maskable_ppo":
             raise ValueError(
                 f"env.critic_inputs: needs algorithm maskable_ppo, got {self.algorithm}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _one_starting_point(self) -> TrainConfig:
+        if self.init_from is not None and self.pretrain is not None:
+            raise ValueError(
+                f"init_from: {self.init_from!r} starts from a trained model and pretrain "
+                f"clones {self.pretrain.expert!r} into a fresh one; set one of them, not both"
             )
         return self
 

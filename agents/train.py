@@ -336,7 +336,8 @@ def _held_out_eval(run: _Run) -> HeldOutEvalCallback:
         best_path=str(run.run_dir / "best_model.zip"),
         decode=cfg.eval.decode,
         p95_limit=p95_limit(cfg),
-        evaluate_at_start=bool(cfg.pretrain) and run.ckpt is None,  # the clone is a candidate
+        # the clone, or the model fine-tuning starts from, is a candidate
+        evaluate_at_start=bool(cfg.pretrain or cfg.init_from) and run.ckpt is None,
         parallel=parallel,
     )
     if "best_eval_step" in old and _meets_limit(old, eval_cb.p95_limit):
@@ -439,8 +440,10 @@ def train(
     venv = make_vec(cfg)
     model = _run_model(run, venv)
     start = model.num_timesteps
-    if run.ckpt is not None:  # the run's clone, as it was recorded
-        bc = {k: v for k, v in run.old_stats.items() if k.startswith("bc_")}
+    if run.ckpt is not None:  # the run's clone or starting model, as it was recorded
+        bc = {k: v for k, v in run.old_stats.items() if k.startswith(("bc_", "init_from"))}
+    elif cfg.init_from is not None:
+        bc = _init_from(model, cfg)
     else:
         bc = _warm_start(model, cfg) if cfg.pretrain else {}
     metrics_cb = MRMetricsCallback()
@@ -508,6 +511,49 @@ def _warm_start(model, cfg: TrainConfig) -> dict:
         file=sys.stderr,
     )
     return out
+
+
+# what gives a policy's weights their meaning without changing its spaces: the observation's
+# features, the slots' order and the scheduler around the agent
+_MEANING_KEYS = ("observation_version", "queue_order", "hooks", "hooks_gate")
+
+
+def _init_from(model, cfg: TrainConfig) -> dict:
+    """Copy the policy weights of ``cfg.init_from`` (its seed filled in) into the fresh
+    model, for fine-tuning; a model of another algorithm, policy, observation or action
+    space is a one-line ``ValueError`` naming what differs."""
+    name = cfg.init_model()
+    src = resolve_model_path(name)
+    saved = read_saved_config(find_config(src))
+    differ = [k for k in ("algorithm", "policy") if getattr(cfg, k) != getattr(saved, k)]
+    differ += [f"env.{k}" for k in _MEANING_KEYS if getattr(cfg.env, k) != getattr(saved.env, k)]
+    if differ:
+        theirs = ", ".join(f"{k} {_dotted(saved, k)!r}" for k in differ)
+        mine = ", ".join(f"{k} {_dotted(cfg, k)!r}" for k in differ)
+        raise ValueError(f"init_from: {name} was trained with {theirs}; this config has {mine}")
+    other = algorithm_class(cfg.algorithm).load(str(src), device="cpu")
+    for space in ("observation_space", "action_space"):
+        if getattr(other, space) != getattr(model, space):
+            raise ValueError(
+                f"init_from: {name}'s {space} {getattr(other, space)} differs from this "
+                f"config's {getattr(model, space)} (env.job_slots, env.critic_inputs?)"
+            )
+    try:
+        model.policy.load_state_dict(other.policy.state_dict())
+    except RuntimeError as e:
+        raise ValueError(
+            f"init_from: {name}'s network does not fit this config's "
+            f"(hyperparameters.policy_kwargs?): {str(e).splitlines()[0]}"
+        ) from None
+    steps = int(other.num_timesteps)
+    print(f"train: starting from {name} ({steps:,} steps)", file=sys.stderr)
+    return {"init_from": str(name), "init_from_steps": steps}
+
+
+def _dotted(obj, key: str):
+    for part in key.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 def _fresh_run_dir(logdir: Path, name: str) -> Path:

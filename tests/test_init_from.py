@@ -1,0 +1,88 @@
+"""Fine-tuning: ``init_from`` starts a fresh run from a trained model's policy weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import yaml
+from helpers import tiny_train_config as _cfg
+
+from agents.config import TrainConfigError, load_train_config
+from agents.shipped import shipped
+from agents.train import load_model, train
+
+
+def _tuned(cfg, source, **update):
+    hp = {**cfg.hyperparameters, **update.pop("hp", {})}
+    return cfg.model_copy(
+        update={"name": "tuned", "init_from": str(source), "hyperparameters": hp, **update}
+    )
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    """A tiny trained run of seed 1, in a folder named for its seed."""
+    logdir = tmp_path_factory.mktemp("src")
+    cfg = _cfg("maskable_ppo", steps=128).model_copy(update={"name": "src-s1", "seed": 1})
+    return train(cfg, logdir=logdir, progress=False)
+
+
+def test_the_weights_are_the_source_models_and_the_step_count_starts_afresh(source, tmp_path):
+    # a zero learning rate leaves the copied weights as they were through the updates
+    template = str(source).replace("-s1", "-s{seed}")
+    cfg = _tuned(_cfg("maskable_ppo", steps=64), template, seed=1, hp={"learning_rate": 0.0})
+    run = train(cfg, logdir=tmp_path, progress=False)
+    tuned, _ = load_model(run / "model.zip")
+    src, _ = load_model(source / "model.zip")
+    a, b = tuned.policy.state_dict(), src.policy.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert tuned.num_timesteps == 64  # the config's own steps, not the source's 128 + 64
+    stats = yaml.safe_load((run / "train_stats.yaml").read_text())
+    assert stats["init_from"] == str(source) and stats["init_from_steps"] == 128
+    assert stats["resumed_from"] is None and "bc_expert" not in stats
+    # a resumed fine-tuning run keeps the record of where it started
+    train(None, steps=256, resume=run, progress=False)
+    again = yaml.safe_load((run / "train_stats.yaml").read_text())
+    assert again["init_from"] == str(source) and again["resumed_from"] == 64
+
+
+def test_a_nonzero_rate_moves_the_weights(source, tmp_path):
+    run = train(_tuned(_cfg("maskable_ppo", steps=64), source), logdir=tmp_path, progress=False)
+    a = load_model(run / "model.zip")[0].policy.state_dict()
+    b = load_model(source / "model.zip")[0].policy.state_dict()
+    assert any(not torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize(
+    ("update", "message"),
+    [
+        (
+            {"queue_order": "arrival"},
+            r"env\.queue_order 'remaining'; this config has env\.queue_order 'arrival'",
+        ),
+        ({"job_slots": 3}, r"observation_space .* differs .*env\.job_slots"),
+    ],
+)
+def test_a_model_of_another_env_is_refused(source, tmp_path, update, message):
+    base = _cfg("maskable_ppo", steps=64)
+    cfg = _tuned(base, source, env=base.env.model_copy(update=update))
+    with pytest.raises(ValueError, match=message):
+        train(cfg, logdir=tmp_path, progress=False)
+
+
+def test_init_from_and_pretrain_exclude_each_other(tmp_path):
+    data = _cfg("maskable_ppo").model_dump()
+    data.update(init_from="somewhere", pretrain={"expert": "fair"})
+    path = tmp_path / "both.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(TrainConfigError, match="init_from: 'somewhere' .* set one of them"):
+        load_train_config(path)
+
+
+def test_the_bundled_fine_tuning_config_starts_from_each_seeds_shipped_model():
+    cfg = load_train_config("configs/train/ft_jobset_ila72_gate_500k.yaml")
+    for seed in (0, 1, 2):
+        name = cfg.model_copy(update={"seed": seed}).init_model()
+        assert name == f"ila72-gate-500k-v1-s{seed}" and name in shipped()
+        saved = yaml.safe_load(shipped()[name].with_name("config.yaml").read_text())
+        assert saved["env"] == cfg.env.model_dump() and saved["policy"] == cfg.policy
