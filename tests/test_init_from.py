@@ -86,3 +86,23 @@ def test_the_bundled_fine_tuning_config_starts_from_each_seeds_shipped_model():
         assert name == f"ila72-gate-500k-v1-s{seed}" and name in shipped()
         saved = yaml.safe_load(shipped()[name].with_name("config.yaml").read_text())
         assert saved["env"] == cfg.env.model_dump() and saved["policy"] == cfg.policy
+
+
+def test_cli_init_from_replaces_the_configs(source, tmp_path):
+    from helpers import run_cli
+
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(yaml.safe_dump(_cfg("maskable_ppo", steps=64).model_dump()))
+    r = run_cli(
+        "train", "--config", str(cfg), "--logdir", str(tmp_path), "--init-from", str(source)
+    )
+    assert r.returncode == 0, r.stderr
+    stats = yaml.safe_load((tmp_path / "tiny-maskable_ppo" / "train_stats.yaml").read_text())
+    assert stats["init_from"] == str(source) and stats["init_from_steps"] == 128
+    # with a warm start in the config: one line that names both
+    data = yaml.safe_load(cfg.read_text())
+    data["pretrain"] = {"expert": "fair"}
+    cfg.write_text(yaml.safe_dump(data))
+    r = run_cli("train", "--config", str(cfg), "--init-from", str(source))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "--init-from" in r.stderr and "'fair'" in r.stderr

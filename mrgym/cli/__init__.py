@@ -287,6 +287,12 @@ def _add_train(sub) -> None:
         "several seeds of one config sit side by side and compare groups them",
     )
     t.add_argument(
+        "--init-from",
+        metavar="MODEL",
+        help="fine-tune: start from this trained model's weights (a run folder, a .zip or a "
+        "shipped short name; {seed} becomes the seed), replacing the config's init_from",
+    )
+    t.add_argument(
         "--resume",
         metavar="ZIP_OR_RUN",
         help="continue a run from a checkpoint .zip, its model.zip or the run folder: the step "

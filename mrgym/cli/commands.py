@@ -166,6 +166,18 @@ def cmd_train(args: argparse.Namespace) -> int:
                 "train: --seed starts a new run from --config (a resumed run keeps its seed)"
             )
         cfg = cfg.model_copy(update={"seed": args.seed, "name": f"{cfg.name}-s{args.seed}"})
+    if getattr(args, "init_from", None) is not None:
+        if cfg is None or args.resume:
+            raise ValueError(
+                "train: --init-from starts a new run from --config (a resumed run continues "
+                "its own model)"
+            )
+        if cfg.pretrain is not None:  # as the config's own validator says it
+            raise ValueError(
+                f"train: --init-from starts from a trained model, and the config's pretrain "
+                f"clones {cfg.pretrain.expert!r} into a fresh one; use a config without pretrain"
+            )
+        cfg = cfg.model_copy(update={"init_from": args.init_from})
     run = train(cfg, steps=args.steps, logdir=args.logdir, resume=args.resume, progress=True)
     print(
         f"model: {run / 'model.zip'}\nconfig: {run / 'config.yaml'}\n"
