@@ -430,6 +430,8 @@ def train(
     """
     run = _start_run(cfg, steps, logdir, resume)
     cfg, run_dir, total = run.cfg, run.run_dir, run.total
+    if cfg.init_from is not None and run.ckpt is None:
+        _init_source(cfg)  # a wrong model stops the run before its folder is made
     run_dir.mkdir(parents=True, exist_ok=True)
     saved_cfg = cfg.model_copy(update={"total_steps": total})
     (run_dir / "config.yaml").write_text(yaml.safe_dump(saved_cfg.model_dump(), sort_keys=False))
@@ -518,20 +520,37 @@ def _warm_start(model, cfg: TrainConfig) -> dict:
 _MEANING_KEYS = ("observation_version", "queue_order", "hooks", "hooks_gate")
 
 
-def _init_from(model, cfg: TrainConfig) -> dict:
-    """Copy the policy weights of ``cfg.init_from`` (its seed filled in) into the fresh
-    model, for fine-tuning; a model of another algorithm, policy, observation or action
-    space is a one-line ``ValueError`` naming what differs."""
+def _init_source(cfg: TrainConfig) -> Path:
+    """The model ``cfg.init_from`` names (its seed filled in), checked against the config
+    before the run's folder is made: a missing model or one trained with another
+    algorithm, policy, network or observation meaning is a one-line ``ValueError``."""
     name = cfg.init_model()
-    src = resolve_model_path(name)
-    saved = read_saved_config(find_config(src))
+    where = f"init_from: {cfg.init_from!r} (seed {cfg.seed}: {name})"
+    try:
+        src = resolve_model_path(name)
+        saved = read_saved_config(find_config(src))
+    except (FileNotFoundError, ValueError) as e:
+        raise ValueError(f"{where}: {e}") from None
     differ = [k for k in ("algorithm", "policy") if getattr(cfg, k) != getattr(saved, k)]
     differ += [f"env.{k}" for k in _MEANING_KEYS if getattr(cfg.env, k) != getattr(saved.env, k)]
+    if cfg.hyperparameters.get("policy_kwargs") != saved.hyperparameters.get("policy_kwargs"):
+        differ.append("hyperparameters.policy_kwargs")
     if differ:
         theirs = ", ".join(f"{k} {_dotted(saved, k)!r}" for k in differ)
         mine = ", ".join(f"{k} {_dotted(cfg, k)!r}" for k in differ)
-        raise ValueError(f"init_from: {name} was trained with {theirs}; this config has {mine}")
-    other = algorithm_class(cfg.algorithm).load(str(src), device="cpu")
+        raise ValueError(f"{where} was trained with {theirs}; this config has {mine}")
+    return src
+
+
+def _init_from(model, cfg: TrainConfig) -> dict:
+    """Copy the policy weights of ``cfg.init_from`` into the fresh model, for fine-tuning;
+    a model of another observation or action space is a one-line ``ValueError``."""
+    name, src = cfg.init_model(), _init_source(cfg)
+    # SB3's load seeds Python's, NumPy's and torch's generators with the saved model's seed:
+    # the run's own seed, so that the run's random streams follow its seed, not the source's
+    other = algorithm_class(cfg.algorithm).load(
+        str(src), device="cpu", custom_objects={"seed": cfg.seed}
+    )
     for space in ("observation_space", "action_space"):
         if getattr(other, space) != getattr(model, space):
             raise ValueError(
@@ -552,7 +571,7 @@ def _init_from(model, cfg: TrainConfig) -> dict:
 
 def _dotted(obj, key: str):
     for part in key.split("."):
-        obj = getattr(obj, part)
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part)
     return obj
 
 

@@ -164,6 +164,7 @@ def _check_tunable(cfg: TrainConfig, samples: int, rungs: int) -> None:
         ("discount_per", cfg.discount_per, "decision"),
         ("lr_schedule", cfg.lr_schedule, "constant"),
         ("env.hooks", cfg.env.hooks, None),
+        ("init_from", cfg.init_from, None),
     ):
         if value != plain:
             fix = f"tune with {key}: {plain!r}" if plain else f"tune without {key}"

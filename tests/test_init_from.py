@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -46,11 +47,18 @@ def test_the_weights_are_the_source_models_and_the_step_count_starts_afresh(sour
     assert again["init_from"] == str(source) and again["resumed_from"] == 64
 
 
-def test_a_nonzero_rate_moves_the_weights(source, tmp_path):
-    run = train(_tuned(_cfg("maskable_ppo", steps=64), source), logdir=tmp_path, progress=False)
-    a = load_model(run / "model.zip")[0].policy.state_dict()
-    b = load_model(source / "model.zip")[0].policy.state_dict()
-    assert any(not torch.equal(a[k], b[k]) for k in a)
+def test_the_runs_random_streams_follow_its_seed_not_the_sources(source):
+    # SB3's load reseeds the global generators with the saved model's seed
+    from agents.train import _init_from, _new_model, make_vec
+
+    draws = []
+    for seed in (0, 3):
+        cfg = _tuned(_cfg("maskable_ppo", steps=64), source, seed=seed)
+        venv = make_vec(cfg)
+        _init_from(_new_model(cfg, venv, ""), cfg)
+        draws.append((torch.rand(3).tolist(), np.random.rand(3).tolist()))
+        venv.close()
+    assert draws[0] != draws[1]
 
 
 @pytest.mark.parametrize(
@@ -92,17 +100,31 @@ def test_cli_init_from_replaces_the_configs(source, tmp_path):
     from helpers import run_cli
 
     cfg = tmp_path / "t.yaml"
-    cfg.write_text(yaml.safe_dump(_cfg("maskable_ppo", steps=64).model_dump()))
+    cfg.write_text(
+        yaml.safe_dump({**_cfg("maskable_ppo", steps=64).model_dump(), "init_from": "nowhere"})
+    )
     r = run_cli(
         "train", "--config", str(cfg), "--logdir", str(tmp_path), "--init-from", str(source)
     )
     assert r.returncode == 0, r.stderr
     stats = yaml.safe_load((tmp_path / "tiny-maskable_ppo" / "train_stats.yaml").read_text())
+    # the config's own init_from names no model: the flag's replaced it
     assert stats["init_from"] == str(source) and stats["init_from_steps"] == 128
     # with a warm start in the config: one line that names both
     data = yaml.safe_load(cfg.read_text())
-    data["pretrain"] = {"expert": "fair"}
+    data["pretrain"], data["init_from"] = {"expert": "fair"}, None
     cfg.write_text(yaml.safe_dump(data))
-    r = run_cli("train", "--config", str(cfg), "--init-from", str(source))
+    r = run_cli(
+        "train", "--config", str(cfg), "--init-from", str(source), "--logdir", str(tmp_path / "x")
+    )
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert "--init-from" in r.stderr and "'fair'" in r.stderr
+    assert "--init-from" in r.stderr and "'fair'" in r.stderr and not (tmp_path / "x").exists()
+
+
+def test_a_missing_model_names_the_key_and_the_seed_and_makes_no_folder(tmp_path):
+    cfg = _tuned(_cfg("maskable_ppo", steps=64), tmp_path / "run-s{seed}", seed=4)
+    with pytest.raises(
+        ValueError, match=r"^init_from: '.*run-s\{seed\}' \(seed 4: .*run-s4\): no saved model"
+    ):
+        train(cfg, logdir=tmp_path / "runs", progress=False)
+    assert not (tmp_path / "runs").exists()

@@ -112,3 +112,14 @@ def test_compare_takes_a_short_name(tmp_path, capsys):
     argv += ["--models", f" {name} ,", "--workers", "1", "--out", str(tmp_path)]
     assert main(argv) == 0
     assert f"| {name} |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
+def test_a_shipped_model_names_no_folder_of_the_machine_it_trained_on(path):
+    # SB3 saves the run's TensorBoard folder in the model's data; a shipped model keeps none
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        data = json.loads(z.read("data"))
+    paths = {k: v for k, v in data.items() if isinstance(v, str) and v.startswith(("/", "~"))}
+    assert paths == {} and data.get("tensorboard_log") is None

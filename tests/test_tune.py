@@ -91,7 +91,10 @@ def test_tune_rejects_bad_input(tmp_path):
     assert not Path(tmp_path / "tune-tiny").exists()
 
 
-@pytest.mark.parametrize(("key", "value"), [("discount_per", "second"), ("lr_schedule", "linear")])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("discount_per", "second"), ("lr_schedule", "linear"), ("init_from", "some-model")],
+)
 def test_tune_refuses_settings_its_trials_cannot_apply(key, value, tmp_path, capsys):
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(yaml.safe_dump({**TINY, key: value}))

@@ -289,8 +289,9 @@ def _add_train(sub) -> None:
     t.add_argument(
         "--init-from",
         metavar="MODEL",
-        help="fine-tune: start from this trained model's weights (a run folder, a .zip or a "
-        "shipped short name; {seed} becomes the seed), replacing the config's init_from",
+        help="fine-tune: start from this trained model's weights (a .zip such as a run's "
+        "best_model.zip, a run folder for its latest model.zip, or a shipped short name; {seed} "
+        "becomes the seed), replacing the config's init_from",
     )
     t.add_argument(
         "--resume",
