@@ -153,9 +153,10 @@ class TrainConfig(BaseModel):
     # behaviour cloning of a baseline before RL (agents/pretrain.py); None: start at random
     pretrain: PretrainConfig | None = None
     # fine-tuning: start from another trained model's policy weights (a shipped model's
-    # short name, a .zip such as a run's best_model.zip, or a run folder for its model.zip; "{seed}" becomes this config's seed, so that one
-    # config fine-tunes each seed's own model). Its algorithm, policy and env must be this
-    # config's; the optimizer, step count and learning-rate schedule start afresh.
+    # short name, a .zip such as a run's best_model.zip, or a run folder for its model.zip;
+    # "{seed}" becomes this config's seed, so that one config fine-tunes each seed's own
+    # model). Its algorithm, policy and env must be this config's; the optimizer, step
+    # count and learning-rate schedule start afresh.
     init_from: str | None = Field(None, min_length=1)
 
     def init_model(self) -> str | None:

@@ -430,8 +430,8 @@ def train(
     """
     run = _start_run(cfg, steps, logdir, resume)
     cfg, run_dir, total = run.cfg, run.run_dir, run.total
-    if cfg.init_from is not None and run.ckpt is None:
-        _init_source(cfg)  # a wrong model stops the run before its folder is made
+    # a wrong model to fine-tune stops the run before its folder is made
+    src = _init_source(cfg) if cfg.init_from is not None and run.ckpt is None else None
     run_dir.mkdir(parents=True, exist_ok=True)
     saved_cfg = cfg.model_copy(update={"total_steps": total})
     (run_dir / "config.yaml").write_text(yaml.safe_dump(saved_cfg.model_dump(), sort_keys=False))
@@ -444,8 +444,8 @@ def train(
     start = model.num_timesteps
     if run.ckpt is not None:  # the run's clone or starting model, as it was recorded
         bc = {k: v for k, v in run.old_stats.items() if k.startswith(("bc_", "init_from"))}
-    elif cfg.init_from is not None:
-        bc = _init_from(model, cfg)
+    elif src is not None:
+        bc = _init_from(model, cfg, src)
     else:
         bc = _warm_start(model, cfg) if cfg.pretrain else {}
     metrics_cb = MRMetricsCallback()
@@ -542,10 +542,11 @@ def _init_source(cfg: TrainConfig) -> Path:
     return src
 
 
-def _init_from(model, cfg: TrainConfig) -> dict:
-    """Copy the policy weights of ``cfg.init_from`` into the fresh model, for fine-tuning;
-    a model of another observation or action space is a one-line ``ValueError``."""
-    name, src = cfg.init_model(), _init_source(cfg)
+def _init_from(model, cfg: TrainConfig, src: Path | None = None) -> dict:
+    """Copy the policy weights of ``cfg.init_from`` (``src``: that model, already checked
+    by :func:`_init_source`) into the fresh model, for fine-tuning; a model of another
+    observation or action space is a one-line ``ValueError``."""
+    name, src = cfg.init_model(), src or _init_source(cfg)
     # SB3's load seeds Python's, NumPy's and torch's generators with the saved model's seed:
     # the run's own seed, so that the run's random streams follow its seed, not the source's
     other = algorithm_class(cfg.algorithm).load(
