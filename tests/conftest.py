@@ -26,6 +26,15 @@ def pytest_configure(config: pytest.Config) -> None:
         reporter.reportchars += "s"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logdir(tmp_path_factory):
+    """SB3's ``learn`` without a TensorBoard folder makes an empty ``SB3-<time>`` folder in
+    the system's temporary folder unless ``SB3_LOGDIR`` names one; the tests' go here."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     """One local Ray cluster of 2 CPUs for the session (tests/test_sweep.py and

@@ -83,12 +83,12 @@ def test_inexact_baselines_are_flagged(name):
         "MRCluster-v0", config="ila72", job_slots=32, speculation=baselines.make(name).speculates
     )
     policy = mrgym.EnvPolicy(name)
-    flagged = 0
     for seed in range(3):  # a seed whose episode has no inexpressible decision is possible
         r = mrgym.run_episode(env, policy, seed)
         assert r.metrics["jobs_completed"] == r.metrics["jobs_submitted"]
-        flagged += policy.inexact
-    assert flagged > 0
+        if r.inexact:  # flagged: further seeds would only repeat the check
+            break
+    assert r.inexact > 0
 
 
 @functools.cache

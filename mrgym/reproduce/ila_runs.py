@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mrgym import registry
-from mrgym.metrics import LEVELS
+from mrgym.metrics import LEVELS, episode_metrics
 from mrgym.runner import build_simulation
 
 
@@ -84,6 +84,7 @@ class Run:
     makespan_s: float  # first arrival to last completion
     tasks_done: int  # successful map and reduce attempts
     rejected_share: float  # requests the scheduler left idle (ILA's n_rejected / n_decisions)
+    metrics: dict  # run_sim's metrics of the episode (ila-classic reads them)
 
 
 _CACHE: dict[tuple, Run] = {}
@@ -127,7 +128,7 @@ def ila72_run(sched: str, seed: int, **params) -> Run:
         done = sum(1 for a in sim.attempts if a.outcome == "success")
         sched_ = sim.scheduler
         rejected = getattr(sched_, "n_rejected", 0) / max(1, getattr(sched_, "n_decisions", 0))
-        _CACHE[key] = Run(recs, jobs, last - first, done, rejected)
+        _CACHE[key] = Run(recs, jobs, last - first, done, rejected, episode_metrics(sim))
     return _CACHE[key]
 
 
