@@ -28,8 +28,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def _sb3_logdir(tmp_path_factory):
-    """SB3's ``learn`` without a TensorBoard folder makes an empty ``SB3-<time>`` folder in
-    the system's temporary folder unless ``SB3_LOGDIR`` names one; the tests' go here."""
+    """SB3's ``learn`` without a logger of its own logs into ``SB3_LOGDIR`` when set, and
+    else makes an empty ``SB3-<time>`` folder in the system's temporary folder per call."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3")))
         yield

@@ -29,7 +29,18 @@ from mrgym.sim.scheduler import DECLINE, MAP, REDUCE, Decision, Scheduler, launc
 CROWDED = {"workload.scale_maps_to": 600, "workload.mean_interarrival_s": 1.0}
 
 
-@pytest.mark.parametrize("name", baselines.available())
+# xdist: ILA's training set is cached per process (tests/test_ila.py and test_env_copy.py
+# build the same one), so ILA and its ablations join their group
+_ILA_GROUP = pytest.mark.xdist_group("ila")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(s, marks=_ILA_GROUP) if s in ("ila", "iao", "lao") else s
+        for s in baselines.available()
+    ],
+)
 def test_every_baseline_completes_in_the_gym_loop_at_default_slots(name):
     env = gym.make("MRCluster-v0", config="ila72", overrides=CROWDED)
     assert env.unwrapped.codec.k == 8

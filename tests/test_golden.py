@@ -26,6 +26,12 @@ def test_the_golden_file_covers_every_case():
     assert set(RECORDED["env"]) == set(ENV_SCENARIOS)
     assert set(RECORDED["papers"]) == set(paper_cases())
     assert set(RECORDED["faults"]) == set(fault_cases())
+    # each scenario and each scheduler meets both seeds' workloads (sim_seed)
+    for part in (0, 1):
+        seeds: dict[str, set] = {}
+        for case in sim_cases():
+            seeds.setdefault(case[part], set()).add(case[2])
+        assert all(len(s) == 2 for s in seeds.values()), (part, seeds)
 
 
 @pytest.mark.parametrize("case", sim_cases(), ids=lambda c: f"{c[0]}/{c[1]}/{c[2]}")
