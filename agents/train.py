@@ -542,11 +542,11 @@ def _init_source(cfg: TrainConfig) -> Path:
     return src
 
 
-def _init_from(model, cfg: TrainConfig, src: Path | None = None) -> dict:
+def _init_from(model, cfg: TrainConfig, src: Path) -> dict:
     """Copy the policy weights of ``cfg.init_from`` (``src``: that model, already checked
     by :func:`_init_source`) into the fresh model, for fine-tuning; a model of another
     observation or action space is a one-line ``ValueError``."""
-    name, src = cfg.init_model(), src or _init_source(cfg)
+    name = cfg.init_model()
     # SB3's load seeds Python's, NumPy's and torch's generators with the saved model's seed:
     # the run's own seed, so that the run's random streams follow its seed, not the source's
     other = algorithm_class(cfg.algorithm).load(

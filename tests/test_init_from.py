@@ -49,13 +49,13 @@ def test_the_weights_are_the_source_models_and_the_step_count_starts_afresh(sour
 
 def test_the_runs_random_streams_follow_its_seed_not_the_sources(source):
     # SB3's load reseeds the global generators with the saved model's seed
-    from agents.train import _init_from, _new_model, make_vec
+    from agents.train import _init_from, _init_source, _new_model, make_vec
 
     draws = []
     for seed in (0, 3):
         cfg = _tuned(_cfg("maskable_ppo", steps=64), source, seed=seed)
         venv = make_vec(cfg)
-        _init_from(_new_model(cfg, venv, ""), cfg)
+        _init_from(_new_model(cfg, venv, ""), cfg, _init_source(cfg))
         draws.append((torch.rand(3).tolist(), np.random.rand(3).tolist()))
         venv.close()
     assert draws[0] != draws[1]
