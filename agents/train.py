@@ -520,6 +520,16 @@ def _warm_start(model, cfg: TrainConfig) -> dict:
 _MEANING_KEYS = ("observation_version", "queue_order", "hooks", "hooks_gate")
 
 
+def config_differences(cfg: TrainConfig, other: TrainConfig) -> list[str]:
+    """The keys whose values make ``other``'s weights mean something else under ``cfg``:
+    the algorithm, the policy and its network, and the observation's meaning."""
+    differ = [k for k in ("algorithm", "policy") if getattr(cfg, k) != getattr(other, k)]
+    differ += [f"env.{k}" for k in _MEANING_KEYS if getattr(cfg.env, k) != getattr(other.env, k)]
+    if cfg.hyperparameters.get("policy_kwargs") != other.hyperparameters.get("policy_kwargs"):
+        differ.append("hyperparameters.policy_kwargs")
+    return differ
+
+
 def _init_source(cfg: TrainConfig) -> Path:
     """The model ``cfg.init_from`` names (its seed filled in), checked against the config
     before the run's folder is made: a missing model or one trained with another
@@ -531,10 +541,7 @@ def _init_source(cfg: TrainConfig) -> Path:
         saved = read_saved_config(find_config(src))
     except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"{where}: {e}") from None
-    differ = [k for k in ("algorithm", "policy") if getattr(cfg, k) != getattr(saved, k)]
-    differ += [f"env.{k}" for k in _MEANING_KEYS if getattr(cfg.env, k) != getattr(saved.env, k)]
-    if cfg.hyperparameters.get("policy_kwargs") != saved.hyperparameters.get("policy_kwargs"):
-        differ.append("hyperparameters.policy_kwargs")
+    differ = config_differences(cfg, saved)
     if differ:
         theirs = ", ".join(f"{k} {_dotted(saved, k)!r}" for k in differ)
         mine = ", ".join(f"{k} {_dotted(cfg, k)!r}" for k in differ)

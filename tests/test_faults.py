@@ -209,44 +209,64 @@ def test_spot_evictions_under_load_reexecute_work():
         )
 
 
-@pytest.mark.parametrize("name", available_scenarios())
-def test_invariants_with_failures_and_evictions(name):
+SCHEDS = ("dl-sched", "late")
+
+
+def _fault_cases() -> list[tuple[str, str]]:
+    """One scheduler per scenario, alternating over the sorted names: dl-sched (its own
+    task choice) and LATE (speculative attempts that the faults also catch) meet five and
+    four of them.  ila2400 runs dl-sched, as LATE's speculation is slow at its size."""
+    names = [n for n in available_scenarios() if n != "ila2400"]
+    return [("ila2400", "dl-sched")] + [(n, SCHEDS[i % 2]) for i, n in enumerate(names)]
+
+
+def test_the_fault_cases_cover_both_schedulers_every_scenario_and_both_disk_modes():
+    cases = _fault_cases()
+    assert {n for n, _ in cases} == set(available_scenarios())
+    for sched in SCHEDS:
+        mine = [n for n, s in cases if s == sched]
+        assert len(mine) >= 3, sched
+        # a repaired host that keeps its disk, and one that comes back empty (blocks lost)
+        keeps = {with_dynamics(n)["dynamics"]["failures"]["keeps_disk"] for n in mine}
+        assert keeps == {True, False}, sched
+
+
+@pytest.mark.parametrize(("name", "sched"), _fault_cases())
+def test_invariants_with_failures_and_evictions(name, sched):
     sc = load_scenario(with_dynamics(name))
-    scheds = ["dl-sched"] if name == "ila2400" else ["dl-sched", "late"]
-    for sched in scheds:
-        sim = build_simulation(sc, sched, 1)
-        log = _record_losses(sim)
-        sim.run()
-        now = sim.env.now
-        assert not sim.truncated, f"{name}/{sched} hit the time cap"
-        assert sim.dynamics.host_failures + sim.dynamics.hosts_evicted > 0
-        for job in sim.jobs:
-            assert (job.finish_s is None) != (job.failed_s is None), job.name  # one or other
-            for t in job.maps + job.reduces:
-                n_ok = [a.outcome for a in t.attempts].count("success")
-                # each task of a completed job succeeded exactly once
-                assert n_ok == 1 if job.finish_s is not None else n_ok <= 1, (t.id, name)
-        # no slot is ever over-committed
-        events = defaultdict(list)
-        for a in sim.attempts:
-            assert a.end_s is not None
-            events[(a.vm.id, a.task.kind)] += [(a.start_s, 1), (a.end_s, -1)]
-        vms = {v.id: v for v in sim.topo.vms}
-        for (vid, kind), evs in events.items():
-            cap = vms[vid].map_slots if kind == "map" else vms[vid].reduce_slots
-            level = 0
-            for _, d in sorted(evs):
-                level += d
-                assert 0 <= level <= cap, (name, vms[vid].name, kind)
-        # billed up-time within the simulated time; evicted hosts counted once
-        assert all(h.up_seconds <= now + 1e-6 for h in sim.topo.hosts)
-        gone = {h.id for h in sim.topo.hosts if h.gone}
-        assert sim.dynamics.hosts_evicted == len(gone)
-        assert not any(
-            e == "repaired" and h.id in gone and t > sim.dynamics.evict_at[h.id] for t, e, h in log
-        )
-        m = mrgym.metrics.episode_metrics(sim)
-        assert m["jobs_completed"] + m["jobs_failed"] == m["jobs_submitted"] == len(sim.jobs)
+    sim = build_simulation(sc, sched, 1)
+    log = _record_losses(sim)
+    sim.run()
+    now = sim.env.now
+    assert not sim.truncated, f"{name}/{sched} hit the time cap"
+    assert sim.dynamics.host_failures + sim.dynamics.hosts_evicted > 0
+    for job in sim.jobs:
+        assert (job.finish_s is None) != (job.failed_s is None), job.name  # one or other
+        for t in job.maps + job.reduces:
+            n_ok = [a.outcome for a in t.attempts].count("success")
+            # each task of a completed job succeeded exactly once
+            assert n_ok == 1 if job.finish_s is not None else n_ok <= 1, (t.id, name)
+    # no slot is ever over-committed
+    events = defaultdict(list)
+    for a in sim.attempts:
+        assert a.end_s is not None
+        events[(a.vm.id, a.task.kind)] += [(a.start_s, 1), (a.end_s, -1)]
+    vms = {v.id: v for v in sim.topo.vms}
+    for (vid, kind), evs in events.items():
+        cap = vms[vid].map_slots if kind == "map" else vms[vid].reduce_slots
+        level = 0
+        for _, d in sorted(evs):
+            level += d
+            assert 0 <= level <= cap, (name, vms[vid].name, kind)
+    # billed up-time within the simulated time; evicted hosts counted once
+    assert all(h.up_seconds <= now + 1e-6 for h in sim.topo.hosts)
+    gone = {h.id for h in sim.topo.hosts if h.gone}
+    assert sim.dynamics.hosts_evicted == len(gone)
+    assert not any(
+        e == "repaired" and h.id in gone and t > sim.dynamics.evict_at[h.id] for t, e, h in log
+    )
+    m = mrgym.metrics.episode_metrics(sim)
+    assert m["jobs_completed"] + m["jobs_failed"] == m["jobs_submitted"] == len(sim.jobs)
 
 
 def test_a_cluster_whose_every_host_is_evicted_ends_truncated_at_once():

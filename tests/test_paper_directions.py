@@ -12,7 +12,8 @@ import baselines
 import mrgym
 from mrgym.reproduce.ila_runs import ila72_maps, table1_scenario
 
-# xdist: the cached ila72 episodes (ila72_maps) are shared by the figures' tests
+# xdist: the cached ila72 episodes (ila72_run) are shared by the figures' tests and by
+# test_baselines' Delay- and FIFO-versus-Fair tests
 pytestmark = pytest.mark.xdist_group("ila72-episodes")
 
 
