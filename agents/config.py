@@ -58,6 +58,10 @@ class EnvConfig(BaseModel):
     # the scenario (cluster size, interference, background traffic, arrival rate); the
     # held-out evaluation stays on the scenario itself.  {} takes the default ranges.
     randomize: dict[str, Any] | None = None
+    # Decima's training episodes (agents/continuous.py): a workload of continuous.n_jobs
+    # jobs, each episode cut at a random time, and the differential reward; the held-out
+    # evaluation stays on the scenario itself
+    continuous: dict[str, Any] | None = None
     # a registered scheduler whose environment hooks (place_job, control) run inside the
     # environment while the agent picks the tasks (agents/env_hooks.py), e.g. hybridmr: its
     # phase I placement and phase II VM management around the agent; None: no hooks
@@ -86,8 +90,22 @@ class EnvConfig(BaseModel):
             RandomizationSpec.from_dict(v)  # a ValueError names randomize.KEY
         return v
 
+    @field_validator("continuous")
+    @classmethod
+    def _check_continuous(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None:
+            from agents.continuous import ContinuousSpec
+
+            ContinuousSpec.from_dict(v)  # a ValueError names continuous.KEY
+        return v
+
     @model_validator(mode="after")
     def _a_gate_needs_hooks(self) -> EnvConfig:
+        if self.continuous is not None and self.randomize is not None:
+            raise ValueError(
+                "env.continuous and env.randomize: give one (each rebuilds the training "
+                "episodes' workload its own way)"
+            )
         if self.hooks_gate and self.hooks is None:
             raise ValueError(
                 "env.hooks_gate: true needs env.hooks (a scheduler whose gate answers slots), "

@@ -72,6 +72,15 @@ def make_vec(cfg: TrainConfig):
     kw = env_kwargs(cfg)
     hooks = {"wrapper_class": WithHooks, "wrapper_kwargs": {"hooks": cfg.env.hooks}}
     hooks = hooks if cfg.env.hooks else {}  # no wrapper unless it has hooks to install
+    if cfg.env.continuous is not None:  # kept out of env_kwargs: evaluation runs the scenario
+        from agents.continuous import ContinuousSpec, wrap_training
+
+        spec = ContinuousSpec.from_dict(cfg.env.continuous)
+        kw["overrides"] = spec.overrides(kw["config"], kw["overrides"])
+        hooks = {
+            "wrapper_class": wrap_training,
+            "wrapper_kwargs": {"hooks": cfg.env.hooks, "spec": spec},
+        }
     if cfg.env.randomize is not None:  # kept out of env_kwargs: evaluation runs the scenario
         from agents.randomize import make_randomized_env
 

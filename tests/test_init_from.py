@@ -10,7 +10,7 @@ from helpers import tiny_train_config as _cfg
 
 from agents.config import TrainConfigError, load_train_config
 from agents.shipped import shipped
-from agents.train import load_model, train
+from agents.train import load_model, read_saved_config, train
 
 
 def _tuned(cfg, source, **update):
@@ -92,8 +92,8 @@ def test_the_bundled_fine_tuning_config_starts_from_each_seeds_shipped_model():
     for seed in (0, 1, 2):
         name = cfg.model_copy(update={"seed": seed}).init_model()
         assert name == f"ila72-gate-500k-v1-s{seed}" and name in shipped()
-        saved = yaml.safe_load(shipped()[name].with_name("config.yaml").read_text())
-        assert saved["env"] == cfg.env.model_dump() and saved["policy"] == cfg.policy
+        saved = read_saved_config(shipped()[name].with_name("config.yaml"))
+        assert saved.env == cfg.env and saved.policy == cfg.policy
 
 
 def test_cli_init_from_replaces_the_configs(source, tmp_path):

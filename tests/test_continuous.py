@@ -1,0 +1,124 @@
+"""Decima's training episodes (``agents.continuous``): a random end drawn per episode from
+its own seeded stream, the differential reward's arithmetic, and the config that turns
+them on for training only."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import yaml
+from helpers import tiny_train_config
+
+from agents.config import TrainConfig
+from agents.continuous import ContinuousSpec, DifferentialReward, RandomEnds
+from agents.train import env_kwargs, make_vec
+
+
+def _random_play(env, seed: int) -> tuple[list[float], bool, bool, float]:
+    """Random legal actions to the episode's end: (sim times, terminated, truncated, horizon)."""
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    horizon, times = info["horizon_s"], []
+    while True:
+        mask = env.unwrapped.action_masks()
+        _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        times.append(info["sim_time"])
+        if term or trunc:
+            return times, term, trunc, horizon
+
+
+def test_an_episode_ends_at_the_first_decision_past_its_drawn_horizon():
+    make = lambda: RandomEnds(  # noqa: E731
+        gym.make("MRCluster-v1", config="hybrid48", overrides={"workload.n_jobs": 60}), 150.0
+    )
+    times, term, trunc, horizon = _random_play(make(), 3)
+    assert trunc and not term
+    assert times[-1] >= horizon and all(t < horizon for t in times[:-1])
+    # the same seed draws the same horizon; another seed another one
+    assert _random_play(make(), 3)[3] == horizon
+    assert make().reset(seed=4)[1]["horizon_s"] != horizon
+
+
+class _Clock(gym.Env):
+    """Rewards and elapsed times from a list, as MRClusterEnv reports them."""
+
+    observation_space = gym.spaces.Box(0, 1, (1,))
+    action_space = gym.spaces.Discrete(1)
+
+    def __init__(self, steps):
+        self.steps, self.i, self.t = steps, 0, 0.0
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        r, dt = self.steps[self.i]
+        self.i += 1
+        self.t += dt
+        info = {"dt": dt, "sim_time": self.t}
+        return np.zeros(1, np.float32), r, False, False, info
+
+
+def test_the_differential_reward_subtracts_the_earlier_steps_rate():
+    env = DifferentialReward(_Clock([(-4.0, 2.0), (-3.0, 1.0), (0.0, 0.0), (-6.0, 2.0)]), 2)
+    env.reset()
+    shaped = [env.step(0)[1] for _ in range(4)]
+    # beta = 1 - 1/2: the rate after step 1 is -4/2, after 2 (-2-3)/(1+1), after 3 the same
+    assert shaped == pytest.approx([-4.0, -3.0 + 2.0, 0.0, -6.0 + 2.5 * 2.0])
+    # a constant rate is removed entirely once it is known
+    env = DifferentialReward(_Clock([(-2.0 * dt, dt) for dt in (1.0, 3.0, 0.5, 2.0)]), 100)
+    env.reset()
+    assert [env.step(0)[1] for _ in range(4)][1:] == pytest.approx([0.0, 0.0, 0.0])
+
+
+def _cfg(**continuous) -> TrainConfig:
+    cfg = tiny_train_config("maskable_ppo", steps=64)
+    env = cfg.env.model_copy(update={"scenario": "hybrid48", "continuous": continuous})
+    return cfg.model_copy(update={"env": env})
+
+
+def test_training_envs_get_the_long_workload_and_evaluation_the_scenario():
+    data = _cfg(n_jobs=60, horizon_mean_s=100.0).model_dump()
+    data["env"].update(hooks="hybridmr", hooks_gate=True)
+    cfg = TrainConfig.model_validate(data)
+    venv = make_vec(cfg)
+    inner = venv.envs[0]
+    assert inner.unwrapped.scenario.workload.n_jobs == 60
+    wrappers = []
+    while isinstance(inner, gym.Wrapper):
+        wrappers.append(type(inner).__name__)
+        inner = inner.env
+    assert wrappers[:3] == ["DifferentialReward", "RandomEnds", "WithHooks"]
+    venv.close()
+    # the held-out evaluation and a saved model's env: the scenario's own 20 jobs
+    assert env_kwargs(cfg)["overrides"] is None
+    assert gym.make("MRCluster-v1", **env_kwargs(cfg)).unwrapped.scenario.workload.n_jobs == 20
+
+
+def test_bad_continuous_settings_name_the_key():
+    with pytest.raises(ValueError, match="continuous.horizon: unknown key"):
+        ContinuousSpec.from_dict({"horizon": 10})
+    with pytest.raises(ValueError, match=r"continuous.n_jobs: expected an integer >= 1, got 0"):
+        ContinuousSpec.from_dict({"n_jobs": 0})
+    with pytest.raises(ValueError, match="horizon_mean_s: expected a number of seconds > 0"):
+        TrainConfig.model_validate(_cfg(horizon_mean_s=-1).model_dump())
+    both = _cfg(n_jobs=60).model_dump()
+    both["env"]["randomize"] = {}
+    with pytest.raises(ValueError, match="env.continuous and env.randomize: give one"):
+        TrainConfig.model_validate(both)
+    explicit = _cfg(n_jobs=60).model_copy()
+    explicit.env.scenario = "lee-gpu"  # two explicit jobs: nothing to draw more of
+    with pytest.raises(ValueError, match="lee-gpu's is 'jobs'"):
+        make_vec(explicit)
+
+
+def test_a_run_trains_on_episodes_cut_short_and_bootstraps_them(tmp_path):
+    from agents.train import train
+
+    # 5 simulated seconds on average: a 256-step run sees many cut episodes
+    data = _cfg(n_jobs=60, horizon_mean_s=5.0, window_steps=50).model_dump()
+    data.update(total_steps=256, discount_per="second")
+    run = train(TrainConfig.model_validate(data), logdir=tmp_path, progress=False)
+    stats = yaml.safe_load((run / "train_stats.yaml").read_text())
+    assert stats["steps"] >= 256 and stats["episodes_finished"] >= 3
