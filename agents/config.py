@@ -106,6 +106,10 @@ class EnvConfig(BaseModel):
                 "env.continuous and env.randomize: give one (each rebuilds the training "
                 "episodes' workload its own way)"
             )
+        if self.continuous is not None:  # refused here, before a run folder is made
+            from agents.continuous import ContinuousSpec
+
+            ContinuousSpec.from_dict(self.continuous).overrides(self.scenario, self.overrides)
         if self.hooks_gate and self.hooks is None:
             raise ValueError(
                 "env.hooks_gate: true needs env.hooks (a scheduler whose gate answers slots), "

@@ -12,15 +12,26 @@ the policy cannot move: the term is then a constant in expectation, and what it 
 the variance of returns over long horizons.
 
 * :class:`RandomEnds` — the workload drawn with ``n_jobs`` jobs (enough to outlast almost
-  every episode: the arrivals continue past its end), and each episode truncated at the
+  every episode: the arrivals continue past its end), and each episode ended at the
   first decision at or after a horizon drawn from Exp(``horizon_mean_s``) simulated
-  seconds.  The horizon stream is seeded from reset's seed (salted, so that it is not the
-  episode's own stream) and continues on unseeded resets, as SB3's vector envs make them.
-  A truncated step is bootstrapped by SB3 (``TimeLimit.truncated``), in simulated time by
-  ``agents.time_discount``.
+  seconds.  The cut *terminates* the episode, as Decima sums its returns to the episode's
+  end: nothing is bootstrapped past it.  As the exponential is memoryless, the expected
+  return from any state then weighs a reward t seconds ahead by e^(−t/mean), the discount
+  a ``gamma`` of e^(−1/mean) per second gives, so the recipe runs ``gamma: 1``.  The
+  horizon stream is seeded from reset's seed (salted, so that it is not the episode's own
+  stream) and continues on unseeded resets, as SB3's vector envs make them.
 * :class:`DifferentialReward` — each step's reward minus ρ̂ × ``info["dt"]``, where ρ̂ is
   the rate over the recent steps of this environment: exponentially weighted sums of the
-  rewards and of the elapsed times, over about ``window_steps`` steps, divided.
+  rewards and of the elapsed times, over about ``window_steps`` steps, divided.  Each
+  environment process keeps its own (Decima pools one over its workers), and a resumed
+  run starts it afresh: the ratio settles within a few hundred steps.
+
+The environment is built by :func:`make_continuous_env`, so that SB3's ``Monitor`` wraps
+the cut episodes (``rollout/`` tags) and reads the reward before the differential term,
+which ``make_vec_env``'s ``wrapper_class`` then applies.  A cut episode reports its
+``episode_metrics`` as the environment does at its end; their JCTs count only the jobs
+finished before the cut, so the ``mr/`` training curves of such a run are not comparable
+with other runs' (``mr_eval/`` is).
 
 Deviation: Decima grows the mean episode length over training (a curriculum); here it is
 fixed per run (``horizon_mean_s``), so a curriculum is a sequence of ``init_from`` runs.
@@ -45,6 +56,11 @@ _SALT = 0xDEC1_3A
 DRAWN = ("ila-table4", "synthetic")  # workload kinds whose jobs are drawn to workload.n_jobs
 
 
+def _count(v: Any) -> bool:
+    """An integer >= 1 (a YAML true is a bool, which Python counts as an int)."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+
 @dataclass(frozen=True)
 class ContinuousSpec:
     """``env.continuous``: the training episodes' workload size, mean length and reward."""
@@ -52,15 +68,18 @@ class ContinuousSpec:
     n_jobs: int = 200  # jobs drawn per episode (ila72: 25; one per ~14 s on average)
     horizon_mean_s: float = 1000.0  # mean simulated seconds before an episode is cut
     differential: bool = True  # subtract the average reward rate x dt from each reward
-    window_steps: int = 10_000  # steps the rate estimate averages over (about 3 episodes)
+    # steps the rate estimate averages over (ila72 takes 2 700-11 500 decisions per
+    # 25-job episode, by how often the policy declines)
+    window_steps: int = 10_000
 
     def __post_init__(self) -> None:
         checks = {
-            "n_jobs": isinstance(self.n_jobs, int) and self.n_jobs >= 1,
+            "n_jobs": _count(self.n_jobs),
             "horizon_mean_s": isinstance(self.horizon_mean_s, (int, float))
+            and not isinstance(self.horizon_mean_s, bool)
             and self.horizon_mean_s > 0,
             "differential": isinstance(self.differential, bool),
-            "window_steps": isinstance(self.window_steps, int) and self.window_steps >= 1,
+            "window_steps": _count(self.window_steps),
         }
         want = {
             "n_jobs": "an integer >= 1",
@@ -92,17 +111,23 @@ class ContinuousSpec:
         workload not drawn to a job count (an explicit list, a trace) is refused."""
         from mrgym.config import load_scenario
 
+        over = dict(overrides or {})
+        if "workload.n_jobs" in over or "n_jobs" in (over.get("workload") or {}):
+            raise ValueError(
+                "env.overrides: workload.n_jobs is env.continuous.n_jobs's to set in "
+                "training (the evaluation keeps the scenario's); drop it from env.overrides"
+            )
         kind = load_scenario(scenario, overrides).workload.kind
         if kind not in DRAWN:
             raise ValueError(
                 f"env.continuous: needs a workload drawn to a job count (workload.kind one "
                 f"of {list(DRAWN)}), but {scenario}'s is {kind!r}"
             )
-        return {**(overrides or {}), "workload.n_jobs": self.n_jobs}
+        return {**over, "workload.n_jobs": self.n_jobs}
 
 
 class RandomEnds(gym.Wrapper):
-    """Truncate each episode at the first decision at or after an Exp(mean) horizon."""
+    """End each episode at the first decision at or after an Exp(mean) horizon."""
 
     def __init__(self, env: gym.Env, horizon_mean_s: float):
         super().__init__(env)
@@ -110,7 +135,9 @@ class RandomEnds(gym.Wrapper):
         self._rng: np.random.Generator | None = None
         self.horizon_s = np.inf
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         if seed is not None:
             self._rng = np.random.default_rng([int(seed), _SALT])
         elif self._rng is None:
@@ -120,13 +147,12 @@ class RandomEnds(gym.Wrapper):
         info["horizon_s"] = self.horizon_s
         return obs, info
 
-    def step(self, action):
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         if not terminated and not truncated and info["sim_time"] >= self.horizon_s:
-            truncated = True
-            info["horizon_s"] = self.horizon_s
+            terminated = True  # Decima's end: the return stops here (module docstring)
+            info["cut_at_s"] = self.horizon_s
             # as the env reports an episode's end: the training callbacks count and log it
-            # (its JCTs are those of the jobs that finished before the cut)
             info["episode_metrics"] = episode_metrics(self.env.unwrapped.sim)
         return obs, reward, terminated, truncated, info
 
@@ -145,7 +171,7 @@ class DifferentialReward(gym.Wrapper):
         """The average reward per simulated second so far (0 before any time passed)."""
         return self.reward_sum / self.time_sum if self.time_sum > 0 else 0.0
 
-    def step(self, action):
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         dt = float(info["dt"])
         shaped = float(reward) - self.rate * dt  # the rate of the steps before this one
@@ -155,18 +181,23 @@ class DifferentialReward(gym.Wrapper):
         return obs, shaped, terminated, truncated, info
 
 
-def wrap_training(
-    env: gym.Env, spec: dict[str, Any] | ContinuousSpec, hooks: str | None = None
+def make_continuous_env(
+    spec: dict[str, Any] | ContinuousSpec, hooks: str | None = None, **kwargs: Any
 ) -> gym.Env:
-    """SB3's ``wrapper_class`` for a training env built with :meth:`ContinuousSpec.overrides`:
-    ``hooks`` installed (``agents.env_hooks.WithHooks``), then random ends and, when the
-    spec asks, the differential reward."""
+    """``make_vec_env``'s env factory: ``MRCluster-v1`` with ``kwargs`` (their overrides
+    from :meth:`ContinuousSpec.overrides`), ``hooks`` installed, and random ends; the
+    differential reward goes on as ``wrapper_class`` (:func:`differential`), outside SB3's
+    ``Monitor``."""
     from agents.env_hooks import WithHooks
+    from agents.train import ENV_ID
 
     spec = ContinuousSpec.from_dict(spec)
+    env = gym.make(ENV_ID, **kwargs)
     if hooks is not None:
         env = WithHooks(env, hooks)
-    env = RandomEnds(env, spec.horizon_mean_s)
-    if spec.differential:
-        env = DifferentialReward(env, spec.window_steps)
-    return env
+    return RandomEnds(env, spec.horizon_mean_s)
+
+
+def differential(env: gym.Env, window_steps: int) -> gym.Env:
+    """``make_vec_env``'s ``wrapper_class`` for a spec with ``differential: true``."""
+    return DifferentialReward(env, window_steps)

@@ -73,14 +73,21 @@ def make_vec(cfg: TrainConfig):
     hooks = {"wrapper_class": WithHooks, "wrapper_kwargs": {"hooks": cfg.env.hooks}}
     hooks = hooks if cfg.env.hooks else {}  # no wrapper unless it has hooks to install
     if cfg.env.continuous is not None:  # kept out of env_kwargs: evaluation runs the scenario
-        from agents.continuous import ContinuousSpec, wrap_training
+        from agents.continuous import ContinuousSpec, differential, make_continuous_env
 
         spec = ContinuousSpec.from_dict(cfg.env.continuous)
         kw["overrides"] = spec.overrides(kw["config"], kw["overrides"])
-        hooks = {
-            "wrapper_class": wrap_training,
-            "wrapper_kwargs": {"hooks": cfg.env.hooks, "spec": spec},
-        }
+        kw.update(spec=spec, hooks=cfg.env.hooks)
+        shaped = {"wrapper_class": differential}
+        shaped["wrapper_kwargs"] = {"window_steps": spec.window_steps}
+        return make_vec_env(
+            make_continuous_env,
+            cfg.n_envs,
+            cfg.seed,
+            vec_env_cls=cls,
+            env_kwargs=kw,
+            **(shaped if spec.differential else {}),
+        )
     if cfg.env.randomize is not None:  # kept out of env_kwargs: evaluation runs the scenario
         from agents.randomize import make_randomized_env
 
@@ -319,6 +326,7 @@ def _hparams(cfg: TrainConfig, total: int) -> dict[str, Any]:
         "reward_weights": cfg.env.reward_weights,
         "discount_per": cfg.discount_per,
         "lr_schedule": cfg.lr_schedule,
+        **({"continuous": cfg.env.continuous} if cfg.env.continuous is not None else {}),
         **{f"hp.{k}": v for k, v in cfg.hyperparameters.items()},
     }
 
