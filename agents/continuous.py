@@ -188,14 +188,10 @@ def make_continuous_env(
     from :meth:`ContinuousSpec.overrides`), ``hooks`` installed, and random ends; the
     differential reward goes on as ``wrapper_class`` (:func:`differential`), outside SB3's
     ``Monitor``."""
-    from agents.env_hooks import WithHooks
-    from agents.train import ENV_ID
+    from agents.env_hooks import make_env
 
     spec = ContinuousSpec.from_dict(spec)
-    env = gym.make(ENV_ID, **kwargs)
-    if hooks is not None:
-        env = WithHooks(env, hooks)
-    return RandomEnds(env, spec.horizon_mean_s)
+    return RandomEnds(make_env(kwargs, hooks), spec.horizon_mean_s)
 
 
 def differential(env: gym.Env, window_steps: int) -> gym.Env:
