@@ -73,25 +73,19 @@ class ContinuousSpec:
     window_steps: int = 10_000
 
     def __post_init__(self) -> None:
-        checks = {
-            "n_jobs": _count(self.n_jobs),
-            "horizon_mean_s": isinstance(self.horizon_mean_s, (int, float))
-            and not isinstance(self.horizon_mean_s, bool)
-            and self.horizon_mean_s > 0,
-            "differential": isinstance(self.differential, bool),
-            "window_steps": _count(self.window_steps),
+        h = self.horizon_mean_s
+        checks = {  # key: (valid, what was expected)
+            "n_jobs": (_count(self.n_jobs), "an integer >= 1"),
+            "horizon_mean_s": (
+                isinstance(h, (int, float)) and not isinstance(h, bool) and h > 0,
+                "a number of seconds > 0",
+            ),
+            "differential": (isinstance(self.differential, bool), "true or false"),
+            "window_steps": (_count(self.window_steps), "an integer >= 1"),
         }
-        want = {
-            "n_jobs": "an integer >= 1",
-            "horizon_mean_s": "a number of seconds > 0",
-            "differential": "true or false",
-            "window_steps": "an integer >= 1",
-        }
-        for key, ok in checks.items():
+        for key, (ok, want) in checks.items():
             if not ok:
-                raise ValueError(
-                    f"continuous.{key}: expected {want[key]}, got {getattr(self, key)!r}"
-                )
+                raise ValueError(f"continuous.{key}: expected {want}, got {getattr(self, key)!r}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | ContinuousSpec) -> ContinuousSpec:
