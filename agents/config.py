@@ -180,6 +180,11 @@ class TrainConfig(BaseModel):
     # model). Its algorithm, policy and env must be this config's; the optimizer, step
     # count and learning-rate schedule start afresh.
     init_from: str | None = Field(None, min_length=1)
+    # false: the value head's output layer starts at zero instead of the source's, for a
+    # fine-tuning whose reward means something else (env.continuous.differential: returns
+    # around 0, where the source's are large and negative, and Adam at a fine-tuning rate
+    # would take ~10^5 updates to move them, through the extractor the actor shares)
+    init_value: bool = True
 
     def init_model(self) -> str | None:
         """``init_from`` with ``{seed}`` replaced by the seed."""
@@ -209,6 +214,15 @@ class TrainConfig(BaseModel):
         if self.env.critic_inputs and self.algorithm != "maskable_ppo":
             raise ValueError(
                 f"env.critic_inputs: needs algorithm maskable_ppo, got {self.algorithm}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _init_value_needs_init_from(self) -> TrainConfig:
+        if not self.init_value and self.init_from is None:
+            raise ValueError(
+                "init_value: false zeroes the value head copied by init_from, but init_from "
+                "is not set (give init_from, or leave init_value at true)"
             )
         return self
 

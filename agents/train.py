@@ -589,9 +589,15 @@ def _init_from(model, cfg: TrainConfig, src: Path) -> dict:
             f"init_from: {name}'s network does not fit this config's "
             f"(hyperparameters.policy_kwargs?): {str(e).splitlines()[0]}"
         ) from None
+    if not cfg.init_value:  # V = 0 everywhere: the scale of a differential reward's returns
+        import torch
+
+        with torch.no_grad():
+            model.policy.value_net.weight.zero_()
+            model.policy.value_net.bias.zero_()
     steps = int(other.num_timesteps)
     print(f"train: starting from {name} ({steps:,} steps)", file=sys.stderr)
-    return {"init_from": str(name), "init_from_steps": steps}
+    return {"init_from": str(name), "init_from_steps": steps, "init_from_value": cfg.init_value}
 
 
 def _dotted(obj, key: str):

@@ -128,3 +128,31 @@ def test_a_missing_model_names_the_key_and_the_seed_and_makes_no_folder(tmp_path
     ):
         train(cfg, logdir=tmp_path / "runs", progress=False)
     assert not (tmp_path / "runs").exists()
+
+
+def test_init_value_false_zeroes_only_the_value_output(source, tmp_path):
+    from agents.train import _init_from, _init_source, _new_model, make_vec
+
+    cfg = _tuned(_cfg("maskable_ppo", steps=64), source, init_value=False)
+    venv = make_vec(cfg)
+    model = _new_model(cfg, venv, "")
+    stats = _init_from(model, cfg, _init_source(cfg))
+    venv.close()
+    assert stats["init_from_value"] is False
+    src, _ = load_model(source / "model.zip")
+    a, b = model.policy.state_dict(), src.policy.state_dict()
+    zeroed = {"value_net.weight", "value_net.bias"}
+    assert all(torch.equal(a[k], b[k]) for k in a if k not in zeroed)
+    assert all(a[k].abs().sum() == 0 and b[k].abs().sum() > 0 for k in zeroed)
+    obs = venv.observation_space.sample()
+    value = model.policy.predict_values(model.policy.obs_to_tensor(obs)[0])
+    assert value.item() == 0.0
+
+
+def test_init_value_false_without_init_from_is_refused(tmp_path):
+    data = _cfg("maskable_ppo", steps=64).model_dump()
+    data.update(init_value=False)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(TrainConfigError, match="init_value: false .* init_from is not set"):
+        load_train_config(path)
