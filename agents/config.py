@@ -182,8 +182,8 @@ class TrainConfig(BaseModel):
     init_from: str | None = Field(None, min_length=1)
     # false: the value head's output layer starts at zero instead of the source's, for a
     # fine-tuning whose reward means something else (env.continuous.differential: returns
-    # around 0, where the source's are large and negative, and Adam at a fine-tuning rate
-    # would take ~10^5 updates to move them, through the extractor the actor shares)
+    # around 0, where the source's are large and negative: Adam's small steps at a
+    # fine-tuning rate would take long to move them, through the extractor the actor shares)
     init_value: bool = True
 
     def init_model(self) -> str | None:
