@@ -36,7 +36,8 @@ with other runs' (``mr_eval/`` is).
 Deviation: Decima grows the mean episode length over training (a curriculum); here it is
 fixed per run (``horizon_mean_s``), so a curriculum is a sequence of ``init_from`` runs.
 
-Config: ``env.continuous: {n_jobs, horizon_mean_s, differential, window_steps}``
+Config: ``env.continuous: {n_jobs, horizon_mean_s, differential, window_steps,
+interarrival_scale}``
 (agents/config.py).  Training only: as with ``env.randomize``, the held-out evaluation and
 every saved model's env run the scenario itself, with its own jobs to the end.
 """
@@ -71,9 +72,13 @@ class ContinuousSpec:
     # steps the rate estimate averages over (ila72 takes 2 700-11 500 decisions per
     # 25-job episode, by how often the policy declines)
     window_steps: int = 10_000
+    # the scenario's mean interarrival times this, in training only: at ila72's own rate
+    # the cluster falls behind an endless stream (docs/learning.md), so the long-run rate
+    # the differential reward subtracts does not exist there
+    interarrival_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        h = self.horizon_mean_s
+        h, a = self.horizon_mean_s, self.interarrival_scale
         checks = {  # key: (valid, what was expected)
             "n_jobs": (_count(self.n_jobs), "an integer >= 1"),
             "horizon_mean_s": (
@@ -82,6 +87,10 @@ class ContinuousSpec:
             ),
             "differential": (isinstance(self.differential, bool), "true or false"),
             "window_steps": (_count(self.window_steps), "an integer >= 1"),
+            "interarrival_scale": (
+                isinstance(a, (int, float)) and not isinstance(a, bool) and a > 0,
+                "a number > 0",
+            ),
         }
         for key, (ok, want) in checks.items():
             if not ok:
@@ -111,13 +120,17 @@ class ContinuousSpec:
                 "env.overrides: workload.n_jobs is env.continuous.n_jobs's to set in "
                 "training (the evaluation keeps the scenario's); drop it from env.overrides"
             )
-        kind = load_scenario(scenario, overrides).workload.kind
-        if kind not in DRAWN:
+        workload = load_scenario(scenario, overrides).workload
+        if workload.kind not in DRAWN:
             raise ValueError(
                 f"env.continuous: needs a workload drawn to a job count (workload.kind one "
-                f"of {list(DRAWN)}), but {scenario}'s is {kind!r}"
+                f"of {list(DRAWN)}), but {scenario}'s is {workload.kind!r}"
             )
-        return {**over, "workload.n_jobs": self.n_jobs}
+        drawn = {"workload.n_jobs": self.n_jobs}
+        if self.interarrival_scale != 1.0:  # only when set: earlier runs' overrides unchanged
+            gap = workload.mean_interarrival_s * self.interarrival_scale
+            drawn["workload.mean_interarrival_s"] = gap
+        return {**over, **drawn}
 
 
 class RandomEnds(gym.Wrapper):

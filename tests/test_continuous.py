@@ -126,6 +126,22 @@ def test_training_envs_get_the_long_workload_and_evaluation_the_scenario():
     assert gym.make("MRCluster-v1", **env_kwargs(cfg)).unwrapped.scenario.workload.n_jobs == 20
 
 
+def test_a_training_rate_scale_slows_the_training_arrivals_only():
+    base = gym.make("MRCluster-v1", config="hybrid48").unwrapped.scenario.workload
+    cfg = _cfg(n_jobs=60, interarrival_scale=2.0)
+    venv = make_vec(cfg)
+    drawn = venv.envs[0].unwrapped.scenario.workload
+    venv.close()
+    assert base.mean_interarrival_s > 0
+    assert drawn.mean_interarrival_s == pytest.approx(2.0 * base.mean_interarrival_s)
+    assert drawn.n_jobs == 60
+    # the held-out evaluation and a saved model's env keep the scenario's rate
+    evaluated = gym.make("MRCluster-v1", **env_kwargs(cfg)).unwrapped.scenario.workload
+    assert evaluated.mean_interarrival_s == base.mean_interarrival_s
+    # unset, the training overrides are the earlier runs' exactly: the job count alone
+    assert ContinuousSpec(n_jobs=60).overrides("hybrid48", None) == {"workload.n_jobs": 60}
+
+
 def test_bad_continuous_settings_name_the_key():
     with pytest.raises(ValueError, match="continuous.horizon: unknown key"):
         ContinuousSpec.from_dict({"horizon": 10})
@@ -147,6 +163,8 @@ def test_bad_continuous_settings_name_the_key():
         TrainConfig.model_validate(own)
     with pytest.raises(ValueError, match="n_jobs: expected an integer >= 1, got True"):
         ContinuousSpec.from_dict({"n_jobs": True})
+    with pytest.raises(ValueError, match="interarrival_scale: expected a number > 0, got 0"):
+        ContinuousSpec.from_dict({"interarrival_scale": 0})
 
 
 def test_a_run_trains_on_episodes_cut_short(tmp_path):
