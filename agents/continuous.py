@@ -44,6 +44,7 @@ every saved model's env run the scenario itself, with its own jobs to the end.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -88,8 +89,8 @@ class ContinuousSpec:
             "differential": (isinstance(self.differential, bool), "true or false"),
             "window_steps": (_count(self.window_steps), "an integer >= 1"),
             "interarrival_scale": (
-                isinstance(a, (int, float)) and not isinstance(a, bool) and a > 0,
-                "a number > 0",
+                isinstance(a, (int, float)) and not isinstance(a, bool) and 0 < a < math.inf,
+                "a finite number > 0",
             ),
         }
         for key, (ok, want) in checks.items():
@@ -130,6 +131,14 @@ class ContinuousSpec:
         if self.interarrival_scale != 1.0:  # only when set: earlier runs' overrides unchanged
             gap = workload.mean_interarrival_s * self.interarrival_scale
             drawn["workload.mean_interarrival_s"] = gap
+            try:  # the scenario's own bounds, checked now and said in this key's terms
+                load_scenario(scenario, {**over, **drawn})
+            except ValueError as e:
+                raise ValueError(
+                    f"continuous.interarrival_scale: {self.interarrival_scale!r} makes "
+                    f"{scenario}'s mean interarrival {gap!r} s, which its workload "
+                    f"refuses: {str(e).splitlines()[0]}"
+                ) from None
         return {**over, **drawn}
 
 

@@ -163,8 +163,14 @@ def test_bad_continuous_settings_name_the_key():
         TrainConfig.model_validate(own)
     with pytest.raises(ValueError, match="n_jobs: expected an integer >= 1, got True"):
         ContinuousSpec.from_dict({"n_jobs": True})
-    with pytest.raises(ValueError, match="interarrival_scale: expected a number > 0, got 0"):
+    with pytest.raises(ValueError, match="interarrival_scale: expected a finite number > 0"):
         ContinuousSpec.from_dict({"interarrival_scale": 0})
+    with pytest.raises(ValueError, match="interarrival_scale: expected a finite number > 0"):
+        ContinuousSpec.from_dict({"interarrival_scale": float("inf")})
+    with pytest.raises(
+        ValueError, match="interarrival_scale: 10000000.0 makes hybrid48.s mean interarrival"
+    ):
+        TrainConfig.model_validate(_cfg(n_jobs=60, interarrival_scale=1e7).model_dump())
 
 
 def test_a_run_trains_on_episodes_cut_short(tmp_path):
