@@ -58,6 +58,11 @@ _SALT = 0xDEC1_3A
 DRAWN = ("ila-table4", "synthetic")  # workload kinds whose jobs are drawn to workload.n_jobs
 
 
+def _number(v: Any) -> bool:
+    """An int or a float, not a YAML true or false (which Python counts as ints)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _count(v: Any) -> bool:
     """An integer >= 1 (a YAML true is a bool, which Python counts as an int)."""
     return isinstance(v, int) and not isinstance(v, bool) and v >= 1
@@ -83,13 +88,13 @@ class ContinuousSpec:
         checks = {  # key: (valid, what was expected)
             "n_jobs": (_count(self.n_jobs), "an integer >= 1"),
             "horizon_mean_s": (
-                isinstance(h, (int, float)) and not isinstance(h, bool) and h > 0,
+                _number(h) and h > 0,
                 "a number of seconds > 0",
             ),
             "differential": (isinstance(self.differential, bool), "true or false"),
             "window_steps": (_count(self.window_steps), "an integer >= 1"),
             "interarrival_scale": (
-                isinstance(a, (int, float)) and not isinstance(a, bool) and 0 < a < math.inf,
+                _number(a) and 0 < a < math.inf,
                 "a finite number > 0",
             ),
         }
@@ -113,6 +118,7 @@ class ContinuousSpec:
     def overrides(self, scenario: str, overrides: dict[str, Any] | None) -> dict[str, Any]:
         """``overrides`` plus what makes ``scenario``'s workload outlast the episodes; a
         workload not drawn to a job count (an explicit list, a trace) is refused."""
+        from agents.randomize import arrival_overrides
         from mrgym.config import load_scenario
 
         over = dict(overrides or {})
@@ -121,16 +127,17 @@ class ContinuousSpec:
                 "env.overrides: workload.n_jobs is env.continuous.n_jobs's to set in "
                 "training (the evaluation keeps the scenario's); drop it from env.overrides"
             )
-        workload = load_scenario(scenario, overrides).workload
-        if workload.kind not in DRAWN:
+        base = load_scenario(scenario, overrides)
+        if base.workload.kind not in DRAWN:
             raise ValueError(
                 f"env.continuous: needs a workload drawn to a job count (workload.kind one "
-                f"of {list(DRAWN)}), but {scenario}'s is {workload.kind!r}"
+                f"of {list(DRAWN)}), but {scenario}'s is {base.workload.kind!r}"
             )
         drawn = {"workload.n_jobs": self.n_jobs}
         if self.interarrival_scale != 1.0:  # only when set: earlier runs' overrides unchanged
-            gap = workload.mean_interarrival_s * self.interarrival_scale
-            drawn["workload.mean_interarrival_s"] = gap
+            # env.randomize's arrival-rate overrides: a longer gap is a slower rate
+            drawn.update(arrival_overrides(base, 1.0 / self.interarrival_scale))
+            gap = drawn["workload.mean_interarrival_s"]
             try:  # the scenario's own bounds, checked now and said in this key's terms
                 load_scenario(scenario, {**over, **drawn})
             except ValueError as e:

@@ -161,11 +161,11 @@ def draw_variant(base: Scenario, spec: RandomizationSpec, rng: np.random.Generat
     for name in INTERFERENCE_PARAMS:
         ov[f"execution.{name}"] = _clip(name, getattr(base.execution, name) * inter)
     ov["cluster.background"] = bg
-    ov.update(_arrival_overrides(base, rate))
+    ov.update(arrival_overrides(base, rate))
     return Variant(cs, inter, bg, rate, sum(counts), racks, ov)
 
 
-def _arrival_overrides(base: Scenario, rate: float) -> dict[str, Any]:
+def arrival_overrides(base: Scenario, rate: float) -> dict[str, Any]:
     """Overrides that make jobs arrive ``rate`` times as fast (module docstring)."""
     w = base.workload
     if w.kind in ("ila-table4", "synthetic"):
