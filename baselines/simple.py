@@ -235,6 +235,8 @@ def compose(
         raise ValueError(f"unknown order {order!r}; expected one of {valid}")
     g = registry.make(gater, **(gater_params or {}))
     o = registry.make(order, **{**ORDER_DEFAULTS.get(order, {}), **(order_params or {})})
+    if hasattr(o, "gater"):  # an order tuned per gater (hostcap) learns which one it serves
+        o.gater = gater
     return GatedScheduler(g, o, f"{gater}-gate+{order}")
 
 

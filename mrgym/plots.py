@@ -41,14 +41,14 @@ def palettes() -> tuple[list, list]:
     import matplotlib as mpl
 
     base = _palette("tab20", [*range(0, 20, 2), *range(1, 20, 2)])
-    base += [mpl.colors.to_rgb(c) for c in ("#1b9e77", "#f0027f", "#e6ab02", "#000000")]
+    base += [mpl.colors.to_rgb(c) for c in ("#1b9e77", "#f0027f", "#e6ab02", "#000000", "#a6761d")]
     extra = _palette("tab20b", [i + shade for shade in range(2) for i in range(0, 20, 4)])
     return base, extra
 
 
 def policy_colors(policies: Iterable[str]) -> dict[str, tuple[Any, str]]:
     """(colour, line style) per policy, the same in every plot and every run: registered
-    baselines by their registry position (each its own colour: 24 schedulers, 24 colours),
+    baselines by their registry position (each its own colour: 25 schedulers, 25 colours),
     other policies (models) by a hash of their name into a second palette: a model keeps
     its colour from plot to plot, except when another name in the same plot hashes to it
     (then the name first in sorted order keeps it, the other takes the next free one).

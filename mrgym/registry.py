@@ -69,12 +69,13 @@ SIMPLE: tuple[tuple[str, str], ...] = (
     ("sjf", "baselines.simple:SjfScheduler"),
     ("srpt", "baselines.simple:SrptScheduler"),
     ("wfair", "baselines.simple:WeightedFairScheduler"),
+    ("hostcap", "baselines.hostcap:HostCapScheduler"),
 )
 
 #: Compositions ``<gater>-gate+<order>``: the schedulers whose ``gate`` idles slots
 #: (HybridMR's phase II, ILA's IASM) and the job orders that may decide the rest.
 GATERS: tuple[str, ...] = ("hybridmr", "ila")
-ORDERS: tuple[str, ...] = ("random", "sjf", "srpt", "wfair", "fair")
+ORDERS: tuple[str, ...] = ("random", "sjf", "srpt", "wfair", "fair", "hostcap")
 _COMPOSE = "baselines.simple:compose"
 _COMPOSITION = re.compile(r"^(?P<gater>.*)-gate\+(?P<order>.*)$")
 

@@ -47,6 +47,7 @@ def test_registry():
         "sjf",
         "srpt",
         "wfair",
+        "hostcap",
     ]
     assert baselines.make("delay", node_wait_s=1.0).node_wait_s == 1.0
     with pytest.raises(ValueError, match="unknown scheduler 'nope'; expected one of"):

@@ -357,13 +357,13 @@ def test_every_registered_scheduler_has_its_own_colour_in_every_plot():
     from mrgym import registry
 
     names = registry.available()
-    assert len(names) == 24
+    assert len(names) == 25
     style = ev.policy_colors(names)
-    assert len({style[n][0] for n in names}) == 24
+    assert len({style[n][0] for n in names}) == 25
     # models: colours of their own, none a baseline's, stable whatever else is plotted
     models = ["ppo:ila72", "maskable_ppo:ila72-s1", "bc_fair-s1"]  # hashed to 3 colours
     both = ev.policy_colors([*names, *models])
-    assert len({c for c, _ in both.values()}) == 27
+    assert len({c for c, _ in both.values()}) == 28
     for m in models:  # the same colour in a plot of its own and beside the others
         assert ev.policy_colors(["fair", m])[m] == both[m]
     assert ev.policy_colors(reversed(models)) == ev.policy_colors(models)

@@ -45,7 +45,7 @@ PAPERS = [
     "lee-fair",
     "cloud-driver",
 ]
-SIMPLE = ["random", "sjf", "srpt", "wfair"]
+SIMPLE = ["random", "sjf", "srpt", "wfair", "hostcap"]
 ALL = CLASSIC + PAPERS + SIMPLE
 
 

@@ -25,7 +25,7 @@ from mrgym.sim.scheduler import DECLINE, MAP, REDUCE, Decision
 
 # ila72's 25-job Table 4 mix shrunk to 300 maps: a whole episode in well under a second
 SMALL = {"workload.scale_maps_to": 300}
-SIMPLE = ["random", "sjf", "srpt", "wfair"]
+SIMPLE = ["random", "sjf", "srpt", "wfair", "hostcap"]
 
 
 def _small():
@@ -295,11 +295,11 @@ def test_a_composition_runs_in_the_gym_loop():
 
 # -- the registry -----------------------------------------------------------------------------
 def test_names_resolve_and_compositions_are_listed_apart():
-    assert registry.available()[-4:] == SIMPLE
+    assert registry.available()[-5:] == SIMPLE
     for name in SIMPLE:
         assert registry.make(name).name == name
     comps = registry.compositions()
-    assert len(comps) == 10 and "hybridmr-gate+srpt" in comps and "ila-gate+fair" in comps
+    assert len(comps) == 12 and "hybridmr-gate+srpt" in comps and "ila-gate+fair" in comps
     assert not set(comps) & set(registry.available())  # `compare --schedulers all` unchanged
     for name in comps:
         s = registry.make(name)
@@ -324,7 +324,9 @@ def test_names_resolve_and_compositions_are_listed_apart():
     ],
 )
 def test_bad_compositions_name_the_valid_parts(name, what):
-    valid = "gaters ['hybridmr', 'ila'], orders ['random', 'sjf', 'srpt', 'wfair', 'fair']"
+    valid = (
+        "gaters ['hybridmr', 'ila'], orders ['random', 'sjf', 'srpt', 'wfair', 'fair', 'hostcap']"
+    )
     with pytest.raises(ValueError) as e:
         registry.make(name)
     assert what in str(e.value) and valid in str(e.value) and f"'{name}'" in str(e.value)

@@ -1,0 +1,140 @@
+"""hostcap (baselines/hostcap.py): a random legal launch under a cap on the tasks of the slot's
+kind that the asking VM's host runs; its fraction tuned on validation seeds only."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from types import SimpleNamespace
+
+import pytest
+
+import mrgym
+from baselines import hostcap
+from baselines.hostcap import HostCapScheduler, host_cap, tuned_frac
+from mrgym import registry
+from mrgym.runner import build_simulation, run_sim
+from mrgym.sim.scheduler import MAP, REDUCE
+
+SMALL = {"workload.scale_maps_to": 300}  # ila72's job mix shrunk: an episode in about 1 s
+
+
+def test_the_cap_is_the_floor_of_the_fraction_of_the_hosts_slots_and_at_least_one():
+    # ila72's hosts: 6 VMs x 2 map slots, x 1 reduce slot
+    assert [host_cap(f, 12) for f in hostcap.FRAC_GRID] == [6, 7, 9, 10, 12]
+    assert [host_cap(f, 6) for f in hostcap.FRAC_GRID] == [3, 3, 4, 5, 6]
+    assert host_cap(0.5, 1) == 1 and host_cap(0.1, 4) == 1  # a host may always run one
+
+
+def _ctx(running: list[str], kind=MAP):
+    """A slot of ``kind`` on a host of 2 VMs with 2 map and 1 reduce slots each, running
+    tasks of the kinds in ``running``; jobs 7 and 8 can launch."""
+    attempts = [SimpleNamespace(task=SimpleNamespace(kind=k)) for k in running]  # VM.running
+    # is a dict of attempts; iterating a list gives the same attempts
+    vms = [
+        SimpleNamespace(map_slots=2, reduce_slots=1, running=attempts[:2]),
+        SimpleNamespace(map_slots=2, reduce_slots=1, running=attempts[2:]),
+    ]
+    host = SimpleNamespace(vms=vms)
+    for v in vms:
+        v.host = host
+    jobs = [SimpleNamespace(id=7), SimpleNamespace(id=8)]
+    return SimpleNamespace(
+        slot_kind=kind,
+        vm=vms[0],
+        jobs=jobs,
+        can_launch=lambda job, k: True,
+        view=SimpleNamespace(scenario=SimpleNamespace(name="test")),
+    )
+
+
+def test_declines_at_the_hosts_cap_of_that_kind_and_launches_below_it():
+    s = HostCapScheduler(frac=0.75)  # 4 map slots -> cap 3; 2 reduce slots -> cap 1
+    s.reset(0)
+    assert s.decide(_ctx([MAP, MAP, MAP])).declines  # 3 maps on the host: at the cap
+    d = s.decide(_ctx([MAP, MAP, REDUCE]))  # 2 maps: below it, reduces do not count
+    assert not d.declines and d.kind == MAP and d.job in (7, 8)
+    assert s.decide(_ctx([MAP, REDUCE], kind=REDUCE)).declines  # 1 reduce: cap 1
+    assert not s.decide(_ctx([MAP, MAP, MAP], kind=REDUCE)).declines
+    # no cap: random itself, which declines only where no job can launch
+    assert not HostCapScheduler(frac=1.0).decide(_ctx([MAP, MAP, MAP, MAP])).declines
+
+
+@pytest.mark.parametrize("bad", [0, -0.5, 1.5, True, "0.5", float("nan")])
+def test_a_bad_fraction_is_refused_naming_the_key(bad):
+    with pytest.raises(ValueError, match=r"hostcap.frac: expected a number in \(0, 1\]"):
+        HostCapScheduler(frac=bad)
+
+
+def test_the_tuned_fraction_is_per_scenario_and_gater_else_no_cap(tmp_path, monkeypatch):
+    f = tmp_path / "hostcap_frac.json"
+    f.write_text(json.dumps({"frac": {"sc": 0.75, "sc@hybridmr": 0.875}}))
+    monkeypatch.setattr(hostcap, "FRAC_FILE", f)
+    hostcap._frac_table.cache_clear()
+    try:
+        assert tuned_frac("sc", "hybridmr") == 0.875
+        assert tuned_frac("sc", "ila") == tuned_frac("sc") == 0.75  # the scenario's own
+        assert tuned_frac("other") == 1.0  # none tuned: no cap
+    finally:
+        hostcap._frac_table.cache_clear()
+
+
+def test_a_composition_tells_the_order_its_gater():
+    s = registry.make("hybridmr-gate+hostcap", order_params={"frac": 0.5})
+    assert s.name == "hybridmr-gate+hostcap" and s.stochastic and not s.speculates
+    assert s.order.gater == "hybridmr" and s.order.frac == 0.5
+    assert registry.make("hostcap").gater is None
+
+
+def _peak_per_host(sim, kind: str) -> int:
+    """The most tasks of ``kind`` that ran at once on one host over the whole run."""
+    events = defaultdict(list)
+    for a in sim.attempts:
+        if a.task.kind == kind:
+            events[a.vm.host.id] += [(a.start_s, 1), (a.end_s, -1)]
+    peak = 0
+    for evs in events.values():
+        level = 0
+        for _, d in sorted(evs):  # an end before a start at the same instant
+            level += d
+            peak = max(peak, level)
+    return peak
+
+
+def test_a_whole_run_never_exceeds_the_cap_and_finishes_every_job():
+    sc = mrgym.load_scenario("ila72", SMALL)
+    free = build_simulation(sc, HostCapScheduler(frac=1.0), 3)
+    free.run()
+    capped = build_simulation(sc, HostCapScheduler(frac=0.5), 3)
+    capped.run()
+    assert _peak_per_host(free, MAP) == 12  # uncapped, some host fills its 12 map slots
+    assert _peak_per_host(capped, MAP) <= 6 and _peak_per_host(capped, REDUCE) <= 3
+    for sim in (free, capped):
+        assert all(j.finish_s is not None for j in sim.jobs)
+
+
+def test_no_cap_is_random_itself_and_a_seed_gives_the_same_run():
+    sc = mrgym.load_scenario("ila72", SMALL)
+    a = run_sim(sc, HostCapScheduler(frac=1.0), 5).metrics
+    assert a == run_sim(sc, "random", 5).metrics
+    b = run_sim(sc, HostCapScheduler(frac=0.5), 5).metrics
+    assert b == run_sim(sc, HostCapScheduler(frac=0.5), 5).metrics
+    assert b["mean_jct_s"] != a["mean_jct_s"]
+
+
+def test_tuning_picks_the_grid_value_with_the_lowest_mean_jct_and_writes_it(tmp_path, monkeypatch):
+    f = tmp_path / "hostcap_frac.json"
+    monkeypatch.setattr(hostcap, "FRAC_FILE", f)
+    sc = mrgym.load_scenario("ila72", SMALL)
+    sweep = hostcap.frac_sweep(sc, None, seeds=[2000], grid=[0.5, 1.0], samples=1)
+    assert set(sweep) == {0.5, 1.0} and all(v > 0 for v in sweep.values())
+    # each value is that fraction's run under sample 0's policy seed, as the benchmark's
+    one = hostcap._run_mean_jct(sc, 0.5, None, 2000, 0)[0]
+    assert sweep[0.5] == pytest.approx(one)
+    best = min(sweep, key=sweep.__getitem__)
+    hostcap.write_frac("ila72-small", sweep, [2000], 1)
+    data = json.loads(f.read_text())
+    assert data["frac"] == {"ila72-small": best}
+    assert data["sweeps"]["ila72-small"]["seeds"] == [2000]
+    assert tuned_frac("ila72-small") == best
+    hostcap._frac_table.cache_clear()
