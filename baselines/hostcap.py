@@ -83,7 +83,11 @@ class HostCapScheduler(RandomScheduler):
         super().reset(seed)
         self._frac = self.frac
 
-    def decide(self, ctx: DecisionContext) -> Decision:
+    def gate(self, ctx: DecisionContext) -> Decision | None:
+        """DECLINE at the host's cap, None below it.  In ``<gater>-gate+hostcap`` the
+        composition's gate asks this after the gater's, so that around an agent
+        (``env.hooks: hybridmr-gate+hostcap`` with ``hooks_gate``) the cap binds the
+        agent as well: it then decides only the slots below the cap."""
         if self._frac is None:
             self._frac = tuned_frac(ctx.view.scenario.name, self.gater)
         if self._frac < 1.0:
@@ -93,7 +97,11 @@ class HostCapScheduler(RandomScheduler):
             running = sum(1 for v in vms for a in v.running if a.task.kind == kind)
             if running >= host_cap(self._frac, slots):
                 return DECLINE
-        return super().decide(ctx)
+        return None
+
+    def decide(self, ctx: DecisionContext) -> Decision:
+        d = self.gate(ctx)
+        return d if d is not None else super().decide(ctx)
 
 
 # -- the tuned fraction -------------------------------------------------------------------------

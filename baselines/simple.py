@@ -211,6 +211,8 @@ class GatedScheduler(Scheduler):
 
     def gate(self, ctx: DecisionContext) -> Decision | None:
         d = self.gater.gate(ctx)
+        if d is None:  # an order may gate too (hostcap's cap): around an agent it binds it
+            d = self.order.gate(ctx)
         if d is not None and d.declines:
             self.n_gated += 1
         return d

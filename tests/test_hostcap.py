@@ -138,3 +138,30 @@ def test_tuning_picks_the_grid_value_with_the_lowest_mean_jct_and_writes_it(tmp_
     assert data["sweeps"]["ila72-small"]["seeds"] == [2000]
     assert tuned_frac("ila72-small") == best
     hostcap._frac_table.cache_clear()
+
+
+def test_around_an_agent_the_composition_gates_the_slots_at_the_cap():
+    """``env.hooks: hybridmr-gate+hostcap`` with ``hooks_gate``: the agent is asked only
+    about slots whose host runs fewer than the cap of that kind (here 6 maps, 3 reduces)."""
+    pytest.importorskip("sb3_contrib")
+    from agents.env_hooks import make_env
+
+    kw = {"config": mrgym.load_scenario("ila72", SMALL), "queue_order": "deficit"}
+    env = make_env({**kw, "work_conserving": "cluster", "hooks_gate": True}, hooks=None)
+    env.unwrapped.set_hooks(
+        registry.make("hybridmr-gate+hostcap", order_params={"frac": 0.5}), decides=False
+    )
+    env.reset(seed=4)
+    u, steps, at_cap = env.unwrapped, 0, []
+    while True:
+        vms = u._vm.host.vms
+        running = sum(1 for v in vms for a in v.running if a.task.kind == u._kind)
+        at_cap.append(running >= (6 if u._kind == MAP else 3))
+        launch = [a for a in range(u.codec.decline) if u.action_masks()[a]]
+        _, _, term, trunc, _ = env.step(launch[0] if launch else u.codec.decline)
+        steps += 1
+        if term or trunc:
+            break
+    assert steps > 100 and not any(at_cap)
+    assert u._proxy.hooks.n_gated > 0  # the cap declined slots the agent never saw
+    assert _peak_per_host(u.sim, MAP) <= 6
