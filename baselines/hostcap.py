@@ -15,10 +15,11 @@ decline slots by a model of interference; this declines by a count alone.
   on them.  If R >= max(1, floor(frac x S)), decline; else launch a task of k for a job
   drawn uniformly among those that can launch one on v (``random``).  A host that runs
   nothing never declines, so the cluster is never idle while work waits.
-* ``frac``: None (the default) takes the value tuned for the scenario being run and, in a
-  composition ``<gater>-gate+hostcap``, for that gater (key ``"<scenario>@<gater>"``,
-  else ``"<scenario>"``) from ``baselines/data/hostcap_frac.json``; where none was tuned,
-  1 (no cap: ``random`` itself).  :func:`tune_frac` picks it by mean JCT on the
+* ``frac``: None (the default) takes the value tuned for the scenario being run, alone
+  (key ``"<scenario>"``) or, in a composition ``<gater>-gate+hostcap``, under that gater
+  (key ``"<scenario>@<gater>"``), from ``baselines/data/hostcap_frac.json``; where none
+  was tuned, 1 (no cap: ``random`` itself).  One fraction sets both caps, so on small
+  hosts the grid's values give fewer distinct caps (2 map slots: 1 or 2).  :func:`tune_frac` picks it by mean JCT on the
   validation seeds 2000-2009, :data:`SAMPLES` policy seeds each, over :data:`FRAC_GRID`;
   ``python -m baselines.hostcap tune --scenario ila72 --gater hybridmr --write`` stores it
   (each sample's policy seed as ``mrgym benchmark`` draws it).
@@ -40,7 +41,7 @@ import numpy as np
 
 from baselines.simple import VALIDATION_SEEDS, RandomScheduler
 from mrgym import registry
-from mrgym.benchmark.protocol import policy_seed
+from mrgym.benchmark.protocol import TEST_SEEDS, policy_seed
 from mrgym.benchmark.sampling import with_policy_seed
 from mrgym.runner import run_sim
 from mrgym.seeds import parse_seeds
@@ -72,6 +73,8 @@ class HostCapScheduler(RandomScheduler):
     """``random``, declining a slot whose host already runs its cap of that kind of task."""
 
     name = "hostcap"
+    #: compose() names the gater, whose own tuned value this then looks up
+    tuned_per_gater = True
 
     def __init__(self, frac: float | None = None, gater: str | None = None):
         super().__init__()
@@ -117,10 +120,10 @@ def table_key(scenario: str, gater: str | None) -> str:
 
 
 def tuned_frac(scenario: str, gater: str | None = None) -> float:
-    """The tuned fraction for ``scenario`` under ``gater`` (else for ``scenario`` alone;
-    1, no cap, where none was tuned)."""
-    table = _frac_table()
-    return table.get(table_key(scenario, gater), table.get(scenario, 1.0))
+    """The fraction tuned for ``scenario`` under ``gater`` (alone: None); 1, no cap, where
+    none was.  A value tuned alone is not used under a gate, nor one tuned under a gate
+    alone: a gate declines slots of its own, so the best cap differs."""
+    return _frac_table().get(table_key(scenario, gater), 1.0)
 
 
 def _policy(frac: float, gater: str | None):
@@ -148,6 +151,11 @@ def frac_sweep(
     """Mean JCT over ``seeds`` x ``samples`` for each fraction of ``grid`` (inf where some
     run left a job unfinished)."""
     seeds, grid = list(seeds), [_check_frac(f) for f in grid]
+    if set(seeds) & set(TEST_SEEDS):
+        raise ValueError(
+            f"seeds: the test seeds {TEST_SEEDS[0]}-{TEST_SEEDS[-1]} choose nothing; tune on "
+            "the validation seeds (default 2000-2009)"
+        )
     tasks = [(scenario, f, gater, s, k) for f in grid for s in seeds for k in range(samples)]
     if processes > 1:
         with ProcessPoolExecutor(processes) as pool:

@@ -45,8 +45,10 @@ the order.  Gaters (``mrgym.registry.GATERS``): ``hybridmr`` (phase I placement,
 control and its gate: SLA pressure, paused VMs, the I/O gate, Algorithm 3's relaunches)
 and ``ila`` (Algorithm 1, IASM: no map where the interference model admits no job; where
 it admits one, the order may pick another job, so ``ila-gate+fair`` is not ``iao``).
-Orders (``mrgym.registry.ORDERS``): the four above and ``fair`` (PureFair, here without
-Hadoop's speculation), so ``hybridmr-gate+fair`` is ``hybridmr`` itself.
+Orders (``mrgym.registry.ORDERS``): the four above, ``fair`` (PureFair, here without
+Hadoop's speculation), so ``hybridmr-gate+fair`` is ``hybridmr`` itself, and ``hostcap``
+(``baselines/hostcap.py``: ``random`` under a cap per host, whose ``gate`` the
+composition asks after the gater's).
 ``make(name, gater_params={...}, order_params={...})`` passes parameters to either part.
 """
 
@@ -237,7 +239,7 @@ def compose(
         raise ValueError(f"unknown order {order!r}; expected one of {valid}")
     g = registry.make(gater, **(gater_params or {}))
     o = registry.make(order, **{**ORDER_DEFAULTS.get(order, {}), **(order_params or {})})
-    if hasattr(o, "gater"):  # an order tuned per gater (hostcap) learns which one it serves
+    if getattr(o, "tuned_per_gater", False):  # hostcap: its tuned value depends on the gater
         o.gater = gater
     return GatedScheduler(g, o, f"{gater}-gate+{order}")
 

@@ -9,7 +9,8 @@ same functions).
 
 ``make`` and ``load`` also build compositions, ``"<gater>-gate+<order>"`` (e.g.
 ``"hybridmr-gate+srpt"``): a scheduler of :data:`GATERS` gates the slots, one of
-:data:`ORDERS` decides the slots its gate leaves (``baselines/simple.py``).  They are not
+:data:`ORDERS` decides the slots its gate leaves (``baselines/simple.py``; ``hostcap`` is
+``baselines/hostcap.py``).  They are not
 registered, so ``available()`` (and every listing built on it) leaves them out;
 :func:`compositions` lists them.
 
@@ -62,8 +63,8 @@ PAPERS: tuple[tuple[str, str], ...] = (
     ("cloud-driver", "baselines.lee_cloud:CloudDriver"),
 )
 
-#: Simple job orders in the agent's own action space (``baselines/simple.py``), after the
-#: papers' schedulers.
+#: Simple policies in the agent's own action space, after the papers' schedulers: job orders
+#: (``baselines/simple.py``) and a random order under a cap per host (``baselines/hostcap.py``).
 SIMPLE: tuple[tuple[str, str], ...] = (
     ("random", "baselines.simple:RandomScheduler"),
     ("sjf", "baselines.simple:SjfScheduler"),

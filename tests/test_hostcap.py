@@ -66,17 +66,34 @@ def test_a_bad_fraction_is_refused_naming_the_key(bad):
         HostCapScheduler(frac=bad)
 
 
-def test_the_tuned_fraction_is_per_scenario_and_gater_else_no_cap(tmp_path, monkeypatch):
+@pytest.fixture
+def frac_file(tmp_path, monkeypatch):
+    """A table of tuned fractions of the test's own (the committed one's cache restored)."""
     f = tmp_path / "hostcap_frac.json"
-    f.write_text(json.dumps({"frac": {"sc": 0.75, "sc@hybridmr": 0.875}}))
     monkeypatch.setattr(hostcap, "FRAC_FILE", f)
     hostcap._frac_table.cache_clear()
-    try:
-        assert tuned_frac("sc", "hybridmr") == 0.875
-        assert tuned_frac("sc", "ila") == tuned_frac("sc") == 0.75  # the scenario's own
-        assert tuned_frac("other") == 1.0  # none tuned: no cap
-    finally:
-        hostcap._frac_table.cache_clear()
+    yield f
+    hostcap._frac_table.cache_clear()
+
+
+def test_the_tuned_fraction_is_per_scenario_and_gater_else_no_cap(frac_file):
+    frac_file.write_text(json.dumps({"frac": {"sc": 0.75, "sc@hybridmr": 0.875}}))
+    assert tuned_frac("sc", "hybridmr") == 0.875
+    assert tuned_frac("sc") == 0.75
+    assert tuned_frac("sc", "ila") == 1.0  # tuned alone, not under ILA's gate: no cap
+    assert tuned_frac("other") == 1.0  # none tuned: no cap
+
+
+def test_the_committed_value_reaches_a_run_and_reset_restores_it():
+    s = registry.make("hybridmr-gate+hostcap")
+    assert s.order.frac is None  # looked up at the first slot
+    sc = mrgym.load_scenario("ila72", SMALL)  # still named ila72: the committed 0.75
+    run_sim(sc, s, 1)
+    assert s.order._frac == tuned_frac("ila72", "hybridmr") == 0.75
+    s.order._frac = 0.5  # a stale value from another scenario...
+    s.reset(2)
+    assert s.order._frac is None  # ...is looked up again
+    assert registry.make("hostcap").decide is not None and tuned_frac("ila72") == 1.0
 
 
 def test_a_composition_tells_the_order_its_gater():
@@ -122,22 +139,37 @@ def test_no_cap_is_random_itself_and_a_seed_gives_the_same_run():
     assert b["mean_jct_s"] != a["mean_jct_s"]
 
 
-def test_tuning_picks_the_grid_value_with_the_lowest_mean_jct_and_writes_it(tmp_path, monkeypatch):
-    f = tmp_path / "hostcap_frac.json"
-    monkeypatch.setattr(hostcap, "FRAC_FILE", f)
+def test_a_sweeps_runs_are_the_benchmarks_samples_and_tuning_writes_the_best(frac_file):
+    from mrgym.benchmark.protocol import policy_seed
+    from mrgym.benchmark.sampling import SampleTask, run_sample
+
     sc = mrgym.load_scenario("ila72", SMALL)
-    sweep = hostcap.frac_sweep(sc, None, seeds=[2000], grid=[0.5, 1.0], samples=1)
+    sweep = hostcap.frac_sweep(sc, None, seeds=[2000], grid=[0.5, 1.0], samples=2)
     assert set(sweep) == {0.5, 1.0} and all(v > 0 for v in sweep.values())
-    # each value is that fraction's run under sample 0's policy seed, as the benchmark's
-    one = hostcap._run_mean_jct(sc, 0.5, None, 2000, 0)[0]
-    assert sweep[0.5] == pytest.approx(one)
+    # each value is the mean of the runs `mrgym benchmark` makes of a stochastic policy:
+    # episode seed 2000, samples j = 0, 1 drawing from policy_seed(2000, j)
+    bench = [
+        run_sample(SampleTask(0, 0, HostCapScheduler(0.5), sc, 2000, j, policy_seed(2000, j)))
+        for j in range(2)
+    ]
+    assert sweep[0.5] == pytest.approx(sum(r.values["mean_jct_s"] for r in bench) / 2)
     best = min(sweep, key=sweep.__getitem__)
-    hostcap.write_frac("ila72-small", sweep, [2000], 1)
-    data = json.loads(f.read_text())
+    hostcap.write_frac("ila72-small", sweep, [2000], 2)
+    data = json.loads(frac_file.read_text())
     assert data["frac"] == {"ila72-small": best}
     assert data["sweeps"]["ila72-small"]["seeds"] == [2000]
+    assert data["sweeps"]["ila72-small"]["samples"] == 2
     assert tuned_frac("ila72-small") == best
-    hostcap._frac_table.cache_clear()
+
+
+def test_equal_values_pick_the_least_capping_and_test_seeds_are_refused(frac_file, monkeypatch):
+    real_sweep = hostcap.frac_sweep
+    monkeypatch.setattr(hostcap, "frac_sweep", lambda *a, **k: {0.5: 9.0, 0.75: 7.0, 1.0: 7.0})
+    assert hostcap.tune_frac("sc") == 1.0  # a tie: no more capping than needed
+    hostcap.write_frac("sc", {0.5: 9.0, 0.75: 7.0, 0.875: 7.0}, [2000], 1)
+    assert tuned_frac("sc") == 0.875
+    with pytest.raises(ValueError, match="the test seeds 3000-3009 choose nothing"):
+        real_sweep("ila72", None, seeds=[2000, 3004], grid=[1.0], samples=1)
 
 
 def test_around_an_agent_the_composition_gates_the_slots_at_the_cap():
