@@ -170,18 +170,23 @@ def frac_sweep(
     return out
 
 
+def best_frac(sweep: dict[float, float]) -> float:
+    """The fraction with the lowest mean JCT in ``sweep``, the largest of equals (the least
+    capping)."""
+    return min(sorted(sweep, reverse=True), key=sweep.__getitem__)
+
+
 def tune_frac(scenario: str, gater: str | None = None, **kw: Any) -> float:
     """The fraction of the grid with the lowest mean JCT on the validation seeds (the
     largest of equals: the least capping); never the test seeds."""
-    sweep = frac_sweep(scenario, gater, **kw)
-    return min(sorted(sweep, reverse=True), key=sweep.__getitem__)
+    return best_frac(frac_sweep(scenario, gater, **kw))
 
 
 def write_frac(key: str, sweep: dict[float, float], seeds: Sequence[int], samples: int) -> None:
     """Store ``key``'s tuned fraction with the sweep behind it, keeping the other keys."""
     data = json.loads(FRAC_FILE.read_text()) if FRAC_FILE.exists() else {}
     frac, sweeps = data.get("frac", {}), data.get("sweeps", {})
-    frac[key] = min(sorted(sweep, reverse=True), key=sweep.__getitem__)
+    frac[key] = best_frac(sweep)
     sweeps[key] = {
         "seeds": list(seeds),
         "samples": samples,
@@ -214,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     grid = [float(f) for f in args.grid.split(",")]
     sweep = frac_sweep(args.scenario, args.gater, seeds, grid, args.samples, args.processes)
     key = table_key(args.scenario, args.gater)
-    best = min(sorted(sweep, reverse=True), key=sweep.__getitem__)
+    best = best_frac(sweep)
     shown = ", ".join(f"{f:g}: {j:.1f}" for f, j in sweep.items())
     print(f"{key}: frac = {best:g}  (mean JCT s by frac: {shown})", flush=True)
     if args.write:
