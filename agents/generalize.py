@@ -28,7 +28,11 @@ Three workloads, each a function ``(seed, trace_dir) -> (config, overrides)`` fo
 others) on the workload's scenario: ``evaluate`` builds its env from the model's
 ``env_kwargs`` with our scenario as ``config``, and we pass ``overrides=None`` and
 ``max_sim_time_s=None`` so that the training run's scenario overrides and time cap do not
-leak into the evaluation scenario (baselines run it under its own cap too).
+leak into the evaluation scenario (baselines run it under its own cap too).  A baseline
+with a value tuned per scenario by name (``hostcap``'s cap, alone or in a gated
+composition) takes the value of the workload's base config (``ila72``), through its
+``tuned_for``: it transfers what was tuned on ``ila72`` as the agents transfer what they
+learned there, where the window's own name would find no value and run it uncapped.
 
 The comparison across workloads is relative to Fair on the same workload and seed (the
 same jobs, blocks and task luck): ``jct_vs_fair`` is the mean over seeds of a policy's
@@ -153,6 +157,18 @@ def load_models(models: dict[str, Any]) -> list[Any]:
     return out
 
 
+def baseline(name: str, config: str) -> Any:
+    """Registry scheduler ``name`` that takes the values tuned for ``config`` (module
+    docstring): its own ``tuned_for`` or, in a gated composition, its order's."""
+    from mrgym import registry
+
+    sched = registry.make(name)
+    for part in (sched, getattr(sched, "order", None)):
+        if part is not None and hasattr(part, "tuned_for"):
+            part.tuned_for = config
+    return sched
+
+
 def run_rows(
     models: dict[str, Any],
     baselines: Iterable[str],
@@ -166,7 +182,7 @@ def run_rows(
     names = list(baselines)
     if REFERENCE not in names:
         names.insert(0, REFERENCE)
-    policies = names + load_models(models)
+    agents = load_models(models)
     rows = []
     for wl in workloads or WORKLOADS:
         if wl not in WORKLOADS:
@@ -174,6 +190,7 @@ def run_rows(
         for seed in seeds:
             config, over = WORKLOADS[wl](seed, trace_dir)
             sc = load_scenario(config, over)
+            policies = [baseline(n, config) for n in names] + agents
             kw = {"overrides": None, "max_sim_time_s": None}  # module docstring
             for row in evaluate(policies, [sc], [seed], progress=progress, env_kwargs=kw):
                 vms = sum(g.count * g.vms_per_host for g in sc.cluster.hosts)

@@ -18,8 +18,10 @@ decline slots by a model of interference; this declines by a count alone.
 * ``frac``: None (the default) takes the value tuned for the scenario being run, alone
   (key ``"<scenario>"``) or, in a composition ``<gater>-gate+hostcap``, under that gater
   (key ``"<scenario>@<gater>"``), from ``baselines/data/hostcap_frac.json``; where none
-  was tuned, 1 (no cap: ``random`` itself).  One fraction sets both caps, so on small
-  hosts the grid's values give fewer distinct caps (2 map slots: 1 or 2).  :func:`tune_frac` picks it by mean JCT on the
+  was tuned, 1 (no cap: ``random`` itself).  ``tuned_for`` names another scenario whose
+  value to take (``agents.generalize`` runs SWIM windows on ila72's cluster with
+  ila72's).  One fraction sets both caps, so on small hosts the grid's values give fewer
+  distinct caps (2 map slots: 1 or 2).  :func:`tune_frac` picks it by mean JCT on the
   validation seeds 2000-2009, :data:`SAMPLES` policy seeds each, over :data:`FRAC_GRID`;
   ``python -m baselines.hostcap tune --scenario ila72 --gater hybridmr --write`` stores it
   (each sample's policy seed as ``mrgym benchmark`` draws it).
@@ -76,10 +78,18 @@ class HostCapScheduler(RandomScheduler):
     #: compose() names the gater, whose own tuned value this then looks up
     tuned_per_gater = True
 
-    def __init__(self, frac: float | None = None, gater: str | None = None):
+    def __init__(
+        self, frac: float | None = None, gater: str | None = None, tuned_for: str | None = None
+    ):
         super().__init__()
         self.frac = _check_frac(frac)
         self.gater = gater  # compose() names the gater: the tuned value may depend on it
+        if tuned_for is not None and (not isinstance(tuned_for, str) or not tuned_for):
+            raise ValueError(f"hostcap.tuned_for: expected a scenario name, got {tuned_for!r}")
+        # whose tuned value a run takes (None: the running scenario's); a transfer run (a
+        # SWIM window on ila72's cluster, agents/generalize.py) keeps the value of the
+        # scenario the agents were trained on, as they keep what they learned there
+        self.tuned_for = tuned_for
         self._frac = self.frac  # this run's value (None: looked up at the first slot)
 
     def reset(self, seed: int | None) -> None:
@@ -92,7 +102,7 @@ class HostCapScheduler(RandomScheduler):
         (``env.hooks: hybridmr-gate+hostcap`` with ``hooks_gate``) the cap binds the
         agent as well: it then decides only the slots below the cap."""
         if self._frac is None:
-            self._frac = tuned_frac(ctx.view.scenario.name, self.gater)
+            self._frac = tuned_frac(self.tuned_for or ctx.view.scenario.name, self.gater)
         if self._frac < 1.0:
             kind = ctx.slot_kind
             vms = ctx.vm.host.vms

@@ -88,7 +88,7 @@ from baselines.ila_model import (
     r2,
 )
 from baselines.ila_profile import Demand, TaskProfiler, features, node_info
-from baselines.ila_training import TrainingSet, training_set
+from baselines.ila_training import N_COMBOS, TrainingSet, training_set
 from mrgym.sim.hdfs import NODE, SERVER
 from mrgym.sim.jobs import PENDING
 from mrgym.sim.scheduler import DECLINE, MAP, Decision, DecisionContext, Scheduler, launch_map
@@ -182,12 +182,14 @@ def offline_model(ts: TrainingSet) -> InterferenceModel:
     return hit[1]
 
 
-def model_accuracy(scenario="ila72", test_frac: float = 0.3, seed: int = 0) -> dict:
+def model_accuracy(
+    scenario="ila72", test_frac: float = 0.3, seed: int = 0, n_combos: int = N_COMBOS
+) -> dict:
     """§5.4 (Table 5, Fig. 11) on the simulator: R² and mean prediction error |y − ŷ|/y on
-    a held-out part of the training set, by class (I/O-bound, CPU-bound, overall), for the
-    exponential model (log loss, the default; and raw SSE, the paper's), the linear and
-    the quadratic models."""
-    ts = training_set(scenario, seed=seed)
+    a held-out part of the training set (``n_combos`` backgrounds per profile), by class
+    (I/O-bound, CPU-bound, overall), for the exponential model (log loss, the default; and
+    raw SSE, the paper's), the linear and the quadratic models."""
+    ts = training_set(scenario, n_combos=n_combos, seed=seed)
     train, test = ts.split(test_frac, seed)
     models = {
         "exponential": InterferenceModel(),
@@ -253,9 +255,11 @@ class IlaScheduler(Scheduler):
         self.reset(None)
 
     @staticmethod
-    def model_accuracy(scenario="ila72", test_frac: float = 0.3, seed: int = 0) -> dict:
+    def model_accuracy(
+        scenario="ila72", test_frac: float = 0.3, seed: int = 0, n_combos: int = N_COMBOS
+    ) -> dict:
         """:func:`model_accuracy` (the reproduction reaches it through the registry)."""
-        return model_accuracy(scenario, test_frac, seed)
+        return model_accuracy(scenario, test_frac, seed, n_combos)
 
     # -- state -----------------------------------------------------------------------------
     def reset(self, seed: int | None) -> None:

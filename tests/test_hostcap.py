@@ -96,6 +96,22 @@ def test_the_committed_value_reaches_a_run_and_reset_restores_it():
     assert registry.make("hostcap").decide is not None and tuned_frac("ila72") == 1.0
 
 
+def test_a_transfer_run_takes_the_value_tuned_for_its_base_scenario():
+    from agents.generalize import baseline
+
+    sc = mrgym.load_scenario("ila72", {**SMALL, "name": "swim-ila72-w1"})
+    plain = registry.make("hybridmr-gate+hostcap")
+    run_sim(sc, plain, 1)
+    assert plain.order._frac == 1.0  # the window's own name has no tuned value: no cap
+    moved = baseline("hybridmr-gate+hostcap", "ila72")
+    assert moved.order.tuned_for == "ila72"
+    run_sim(sc, moved, 1)
+    assert moved.order._frac == tuned_frac("ila72", "hybridmr") == 0.75
+    assert baseline("fair", "ila72").name == "fair"  # nothing tuned by name: unchanged
+    with pytest.raises(ValueError, match="hostcap.tuned_for: expected a scenario name"):
+        HostCapScheduler(tuned_for="")
+
+
 def test_a_composition_tells_the_order_its_gater():
     s = registry.make("hybridmr-gate+hostcap", order_params={"frac": 0.5})
     assert s.name == "hybridmr-gate+hostcap" and s.stochastic and not s.speculates

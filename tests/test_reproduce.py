@@ -39,8 +39,21 @@ from mrgym.reproduce.stats import figure
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "reproduction"
 QUICK = {
+    # the ila72 runs and ILA's training set that these share (mrgym.reproduce.ila_runs)
+    "ila-fig5",
+    "ila-fig6",
+    "ila-fig7",
+    "ila-fig7-ila",
+    "ila-fig8",
+    "ila-fig8-ila",
+    "ila-fig8-purefair",
+    "ila-ablation",
+    "ila-classic",
+    "ila-table5",
     "ila-scalability",
     "ila-fig12",
+    "hybridmr-fig8b",
+    "hybridmr-sla",
     "pna-jct",
     "pna-table3",
     "probe-guest-cache",
@@ -134,6 +147,19 @@ def test_results_json(full_run):
 
 def test_only_the_heaviest_claims_have_quick_sizes():
     assert {c.key for c in load_claims() if c.has_quick} == QUICK
+
+
+def test_quick_ila72_runs_are_the_smaller_episode_cached_apart():
+    from mrgym.reproduce import ila_runs
+
+    quick = ila_runs.ila72_run("fair", 0, quick=True)
+    # ila72's 25 jobs scaled to 300 maps in all (each job rounded, at least one map)
+    target = ila_runs.QUICK_OVERRIDES["workload.scale_maps_to"]
+    assert len(quick.jobs) == 25
+    assert target <= sum(j.maps for j in quick.jobs) <= target + 25
+    full = ila_runs.ila72_run("fair", 0)  # the full episode is cached apart
+    assert len(full.jobs) == 25 and sum(j.maps for j in full.jobs) > 2 * 300
+    assert ila_runs.ila72_run("fair", 0, quick=True) is quick
 
 
 # -- numbers of cheap claims (no quick sizes: these are their full one-seed numbers) -------

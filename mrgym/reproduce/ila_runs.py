@@ -6,8 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mrgym import registry
+from mrgym.config import load_scenario
 from mrgym.metrics import LEVELS, episode_metrics
 from mrgym.runner import build_simulation
+
+#: the ILA claims' smaller sizes (``mrgym reproduce --quick``, the test suite's claim run):
+#: ila72's 25 jobs shrunk to 300 maps, and the offline training set of ILA's schedulers
+#: (ILA, IAO, LAO) at 10 interference combinations per profile (100 rows) instead of
+#: §4.1's 600 rows.  At full size an ILA episode takes ~13 s and its training set ~20 s
+#: more; at these, about 5 s in all
+QUICK_OVERRIDES = {"workload.scale_maps_to": 300}
+QUICK_COMBOS = 10
+_ILA_FAMILY = ("ila", "iao", "lao")
 
 
 @dataclass(frozen=True)
@@ -90,12 +100,15 @@ class Run:
 _CACHE: dict[tuple, Run] = {}
 
 
-def ila72_run(sched: str, seed: int, **params) -> Run:
+def ila72_run(sched: str, seed: int, quick: bool = False, **params) -> Run:
     """One ila72 episode under a registered scheduler made with ``params`` (cached per
-    process)."""
-    key = ("ila72", sched, seed, tuple(sorted(params.items())))
+    process); ``quick``: at the smaller sizes (:data:`QUICK_OVERRIDES`)."""
+    key = ("ila72", sched, seed, quick, tuple(sorted(params.items())))
     if key not in _CACHE:
-        sim = build_simulation("ila72", registry.make(sched, **params), seed)
+        if quick and sched in _ILA_FAMILY:
+            params = {"n_combos": QUICK_COMBOS, **params}
+        sc = load_scenario("ila72", QUICK_OVERRIDES if quick else None)
+        sim = build_simulation(sc, registry.make(sched, **params), seed)
         sim.run()
         recs = []
         for a in sim.attempts:
@@ -132,9 +145,9 @@ def ila72_run(sched: str, seed: int, **params) -> Run:
     return _CACHE[key]
 
 
-def ila72_maps(sched: str, seed: int) -> list[MapRec]:
+def ila72_maps(sched: str, seed: int, quick: bool = False) -> list[MapRec]:
     """Every successful map attempt of one ila72 episode (cached per process)."""
-    return ila72_run(sched, seed).maps
+    return ila72_run(sched, seed, quick).maps
 
 
 def table1_scenario(virtual: bool) -> dict:

@@ -27,7 +27,9 @@ LABEL = {"fair": "PureFair", "delay": "Delay", "late": "LATE", "capacity": "Capa
 PAPER_FIG8 = {"le1.1": 0.15, "gt2": 0.60, "gt10": 0.10}
 
 
-def _fig8_fractions(seeds: list[int], scheds: tuple[str, ...]) -> tuple[dict, dict, dict]:
+def _fig8_fractions(
+    seeds: list[int], scheds: tuple[str, ...], quick: bool = False
+) -> tuple[dict, dict, dict]:
     """Per scheduler of ``scheds``: the per-seed fractions of maps at ≤1.1x, >2x, >10x of
     their alone time (all maps, and >2x / >10x of the I/O-bound ones) and the pooled
     slowdowns."""
@@ -36,12 +38,12 @@ def _fig8_fractions(seeds: list[int], scheds: tuple[str, ...]) -> tuple[dict, di
     io_fr: dict[str, dict[str, list[float]]] = {s: {"gt2": [], "gt10": []} for s in scheds}
     for s in scheds:
         for seed in seeds:
-            sd = np.array([r.duration / r.alone for r in ila72_maps(s, seed)])
+            sd = np.array([r.duration / r.alone for r in ila72_maps(s, seed, quick)])
             fr[s]["le1.1"].append(float(np.mean(sd <= 1.1)))
             fr[s]["gt2"].append(float(np.mean(sd > 2)))
             fr[s]["gt10"].append(float(np.mean(sd > 10)))
             pooled[s].extend(sd.tolist())
-            io = np.array([r.duration / r.alone for r in ila72_maps(s, seed) if r.io_bound])
+            io = np.array([r.duration / r.alone for r in ila72_maps(s, seed, quick) if r.io_bound])
             io_fr[s]["gt2"].append(float(np.mean(io > 2)))
             io_fr[s]["gt10"].append(float(np.mean(io > 10)))
     return fr, io_fr, pooled
@@ -63,13 +65,13 @@ def fig8_verdict(means: dict[str, dict[str, float]]) -> str:
     return "reproduced" if ok else ("same direction" if near else "not reproduced")
 
 
-def _fig8_tail(seeds: list[int], fr: dict) -> str:
+def _fig8_tail(seeds: list[int], fr: dict, quick: bool = False) -> str:
     """Why the fractions miss the paper's: where the >10x tail and the >2x share come from."""
     scheds = tuple(fr)
     f10 = ci([x for s in scheds for x in fr[s]["gt10"]])[0]
     f2 = ci([x for s in scheds for x in fr[s]["gt2"]])[0]
     le = ci([x for s in scheds for x in fr[s]["le1.1"]])[0]
-    recs = [r for s in scheds for seed in seeds for r in ila72_maps(s, seed)]
+    recs = [r for s in scheds for seed in seeds for r in ila72_maps(s, seed, quick)]
     gen = np.array([r.duration / r.alone for r in recs if r.io_bound and not r.has_input])
     inp = np.array([r.duration / r.alone for r in recs if r.io_bound and r.has_input])
     cpu = np.array([r.duration / r.alone for r in recs if not r.io_bound])
@@ -122,16 +124,18 @@ FIG8_WHY = (
 )
 
 
-def _fig8(seeds: list[int], out: Path, key: str, scheds: tuple[str, ...]) -> Result:
+def _fig8(
+    seeds: list[int], out: Path, key: str, scheds: tuple[str, ...], quick: bool = False
+) -> Result:
     """Fig. 8's criterion (:func:`fig8_verdict`) on the schedulers ``scheds``."""
-    fr, io_fr, pooled = _fig8_fractions(seeds, scheds)
+    fr, io_fr, pooled = _fig8_fractions(seeds, scheds, quick)
     verdict = fig8_verdict({s: {k: ci(v)[0] for k, v in fr[s].items()} for s in fr})
     ours = "; ".join(
         f"{LABEL[s]} ≤1.1x {fmt(fr[s]['le1.1'], 100)} %, >2x {fmt(fr[s]['gt2'], 100)} %, "
         f">10x {fmt(fr[s]['gt10'], 100)} %"
         for s in scheds
     )
-    why = FIG8_WHY + (_fig8_tail(seeds, fr) if verdict != "reproduced" else "")
+    why = FIG8_WHY + (_fig8_tail(seeds, fr, quick) if verdict != "reproduced" else "")
     path = _fig8_plot(seeds, pooled, out, key)
     return Result(ours, verdict, why, path, {"all_maps": fr, "io_bound_maps": io_fr})
 
@@ -144,8 +148,8 @@ def _fig8(seeds: list[int], out: Path, key: str, scheds: tuple[str, ...]) -> Res
     paper_value="PureFair: ~15 % of tasks without slowdown, up to ~60 % > 2x, ~10 % > 10x",
     default_seeds=4,
 )
-def ila_fig8_purefair(seeds: list[int], out: Path) -> Result:
-    return _fig8(seeds, out, "ila-fig8-purefair", FIG8_CALIBRATION)
+def ila_fig8_purefair(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    return _fig8(seeds, out, "ila-fig8-purefair", FIG8_CALIBRATION, quick)
 
 
 @claim(
@@ -157,8 +161,8 @@ def ila_fig8_purefair(seeds: list[int], out: Path) -> Result:
     "~10 % > 10x",
     default_seeds=4,
 )
-def ila_fig8(seeds: list[int], out: Path) -> Result:
-    return _fig8(seeds, out, "ila-fig8", FIG8_VALIDATION)
+def ila_fig8(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    return _fig8(seeds, out, "ila-fig8", FIG8_VALIDATION, quick)
 
 
 # --- ILA Fig. 7: locality of I/O-bound jobs by scheduler --------------------------------
@@ -198,12 +202,12 @@ def io_job_locality(maps: list) -> tuple[float, float]:
     paper_value="PureFair/LATE/Capacity ~55 %, Delay ~75 % (ILA 90 %: +65 % / +20 %)",
     default_seeds=4,
 )
-def ila_fig7(seeds: list[int], out: Path) -> Result:
+def ila_fig7(seeds: list[int], out: Path, quick: bool = False) -> Result:
     loc: dict[str, list[float]] = {s: [] for s in PAPER_FIG7}
     pooled: dict[str, list[float]] = {s: [] for s in PAPER_FIG7}
     for s in PAPER_FIG7:
         for seed in seeds:
-            job_mean, task_mean = io_job_locality(ila72_maps(s, seed))
+            job_mean, task_mean = io_job_locality(ila72_maps(s, seed, quick))
             loc[s].append(job_mean)
             pooled[s].append(task_mean)
     m = {s: ci(loc[s])[0] for s in loc}
@@ -355,7 +359,7 @@ RANDS = (0.3, 0.5, 1.0)  # rand-sched's randomness
 CLASSIC_ALL = (*CLASSIC, *(f"rand-{x}" for x in RANDS))
 
 
-def _classic_runs(seeds: list[int]) -> tuple[dict, dict, dict]:
+def _classic_runs(seeds: list[int], quick: bool = False) -> tuple[dict, dict, dict]:
     """Per policy of :data:`CLASSIC_ALL`, per seed: mean JCT, small-job mean JCT and
     node+server local share of maps on ila72."""
     jct: dict[str, list[float]] = {s: [] for s in CLASSIC_ALL}
@@ -365,9 +369,9 @@ def _classic_runs(seeds: list[int]) -> tuple[dict, dict, dict]:
         for s in CLASSIC_ALL:
             # cached: ILA's own claims run Fair, Delay, LATE and Capacity on the same seeds
             if s.startswith("rand-"):
-                m = ila72_run("rand-sched", seed, randomness=float(s[5:])).metrics
+                m = ila72_run("rand-sched", seed, quick, randomness=float(s[5:])).metrics
             else:
-                m = ila72_run(s, seed).metrics
+                m = ila72_run(s, seed, quick).metrics
             jct[s].append(m["mean_jct_s"])
             small[s].append(m["mean_jct_by_class_s"]["small"])
             node[s].append(m["map_locality"]["node"] + m["map_locality"]["server"])
@@ -434,8 +438,8 @@ def _classic_plot(seeds: list[int], jct: dict, small: dict, node: dict, out: Pat
     "performance' (Fig. 5-6); rand-sched slowdown grows with randomness (lsap Fig. 8)",
     default_seeds=3,
 )
-def ila_classic(seeds: list[int], out: Path) -> Result:
-    jct, small, node = _classic_runs(seeds)
+def ila_classic(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    jct, small, node = _classic_runs(seeds, quick)
     mean = {
         k: {s: ci(v[s])[0] for s in v} for k, v in (("jct", jct), ("small", small), ("loc", node))
     }

@@ -32,13 +32,13 @@ LABEL = {
 SEEDS_NOTE = "per-seed ratios to ILA of the same seed (common random numbers)"
 
 
-def _mean_jct(sched: str, seed: int, **params) -> float:
-    jobs = ila72_run(sched, seed, **params).jobs
+def _mean_jct(sched: str, seed: int, quick: bool = False, **params) -> float:
+    jobs = ila72_run(sched, seed, quick, **params).jobs
     return float(np.mean([j.jct for j in jobs if j.jct is not None]))
 
 
-def _throughput(sched: str, seed: int) -> float:
-    r = ila72_run(sched, seed)
+def _throughput(sched: str, seed: int, quick: bool = False) -> float:
+    r = ila72_run(sched, seed, quick)
     return r.tasks_done / r.makespan_s * 60.0  # tasks per minute
 
 
@@ -59,15 +59,17 @@ def _bar(out: Path, key: str, title: str, ylabel: str, vals: dict[str, list[floa
 # --- Fig. 5: per-job completion time, normalized to ILA --------------------------------
 
 
-def _gt2(sched: str, seeds: list[int]) -> float:
+def _gt2(sched: str, seeds: list[int], quick: bool = False) -> float:
     """Share of ``sched``'s successful ila72 maps slower than 2x their interference-free time."""
-    return float(np.mean([r.duration / r.alone > 2 for sd in seeds for r in ila72_maps(sched, sd)]))
+    return float(
+        np.mean([r.duration / r.alone > 2 for sd in seeds for r in ila72_maps(sched, sd, quick)])
+    )
 
 
-def _fig5_tail(seeds: list[int], m: dict[str, float]) -> str:
+def _fig5_tail(seeds: list[int], m: dict[str, float], quick: bool = False) -> str:
     """What was measured when ILA is not faster than every oblivious scheduler."""
-    ila, fair = _gt2("ila", seeds), _gt2("fair", seeds)
-    rej = ila72_run("ila", seeds[0]).rejected_share
+    ila, fair = _gt2("ila", seeds, quick), _gt2("fair", seeds, quick)
+    rej = ila72_run("ila", seeds[0], quick).rejected_share
     return (
         f" ILA's mean JCT is within {max(abs(m[s] - 1) for s in OBLIVIOUS) * 100:.0f} % "
         f"of the oblivious schedulers' here, not 1.5-6.5x below. Maps > 2x: ILA {ila * 100:.0f} "
@@ -86,17 +88,17 @@ def _fig5_tail(seeds: list[int], m: dict[str, float]) -> str:
     "1.1-2.0x over IAO",
     default_seeds=5,
 )
-def ila_fig5(seeds: list[int], out: Path) -> Result:
+def ila_fig5(seeds: list[int], out: Path, quick: bool = False) -> Result:
     ratio: dict[str, list[float]] = {s: [] for s in ALL if s != "ila"}
     by_type: dict[str, dict[str, list[float]]] = {s: {} for s in ALL}
     for seed in seeds:
-        ila = _mean_jct("ila", seed)
+        ila = _mean_jct("ila", seed, quick)
         for s in ALL:
-            for j in ila72_run(s, seed).jobs:
+            for j in ila72_run(s, seed, quick).jobs:
                 if j.jct is not None:
                     by_type[s].setdefault(f"{j.profile}({j.maps})", []).append(j.jct)
             if s != "ila":
-                ratio[s].append(_mean_jct(s, seed) / ila)
+                ratio[s].append(_mean_jct(s, seed, quick) / ila)
     types = sorted(by_type["ila"], key=lambda t: int(t.split("(")[1][:-1]))
     per_type = {
         s: {t: float(np.mean(by_type[s][t]) / np.mean(by_type["ila"][t])) for t in types}
@@ -124,7 +126,7 @@ def ila_fig5(seeds: list[int], out: Path) -> Result:
         + "."
     )
     if not faster:
-        why += _fig5_tail(seeds, m)
+        why += _fig5_tail(seeds, m, quick)
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.8))
     xs = np.arange(len(types))
@@ -151,8 +153,8 @@ def ila_fig5(seeds: list[int], out: Path) -> Result:
     paper_value="up to 1.9x over the interference-oblivious schedulers, 1.3x over IAO",
     default_seeds=5,
 )
-def ila_fig6(seeds: list[int], out: Path) -> Result:
-    thr = {s: [_throughput(s, seed) for seed in seeds] for s in ALL}
+def ila_fig6(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    thr = {s: [_throughput(s, seed, quick) for seed in seeds] for s in ALL}
     gain = {s: [a / b for a, b in zip(thr["ila"], thr[s])] for s in ALL if s != "ila"}
     m = {s: ci(gain[s])[0] for s in gain}
     best = max(m[s] for s in OBLIVIOUS)
@@ -178,10 +180,10 @@ def ila_fig6(seeds: list[int], out: Path) -> Result:
 # --- Fig. 7 with ILA: locality of I/O-bound jobs -----------------------------------------
 
 
-def _local(sched: str, seed: int) -> float:
+def _local(sched: str, seed: int, quick: bool = False) -> float:
     """Fig. 7's aggregation (ila-fig7, :data:`~mrgym.reproduce.claims.ila.FIG7_READING`):
     each I/O-bound job's node+server local share, averaged over the jobs."""
-    return io_job_locality(ila72_run(sched, seed).maps)[0]
+    return io_job_locality(ila72_run(sched, seed, quick).maps)[0]
 
 
 @claim(
@@ -192,8 +194,8 @@ def _local(sched: str, seed: int) -> float:
     paper_value="ILA ~90 %: +65 % over PureFair/LATE/Capacity/IAO, +20 % over Delay",
     default_seeds=5,
 )
-def ila_fig7_ila(seeds: list[int], out: Path) -> Result:
-    loc = {s: [_local(s, seed) for seed in seeds] for s in ALL}
+def ila_fig7_ila(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    loc = {s: [_local(s, seed, quick) for seed in seeds] for s in ALL}
     m = {s: ci(loc[s])[0] for s in loc}
     greedy = ("fair", "late", "capacity", "iao")
     near = abs(m["ila"] - 0.90) <= 0.10
@@ -232,14 +234,14 @@ def ila_fig7_ila(seeds: list[int], out: Path) -> Result:
     "more than remote reads)",
     default_seeds=5,
 )
-def ila_ablation(seeds: list[int], out: Path) -> Result:
-    jct = {s: [_mean_jct(s, seed) for seed in seeds] for s in ("ila", "iao", "lao", "fair")}
-    literal = [_mean_jct("ila", sd, relative=False) for sd in seeds]
+def ila_ablation(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    jct = {s: [_mean_jct(s, seed, quick) for seed in seeds] for s in ("ila", "iao", "lao", "fair")}
+    literal = [_mean_jct("ila", sd, quick, relative=False) for sd in seeds]
     iao = [b / a for a, b in zip(jct["ila"], jct["iao"])]
     lao = [c / b for b, c in zip(jct["iao"], jct["lao"])]
     ok1, ok2 = ci(iao)[0] > 1.0, ci(lao)[0] > 1.0
     verdict = "reproduced" if ok1 and ok2 else ("same direction" if ok2 else "not reproduced")
-    rej = {s: ila72_run(s, seeds[0]).rejected_share for s in ("ila", "iao")}
+    rej = {s: ila72_run(s, seeds[0], quick).rejected_share for s in ("ila", "iao")}
     ours = f"IAO/ILA {fmt(iao, digits=2)}x, LAO/IAO {fmt(lao, digits=2)}x; mean JCT " + ", ".join(
         f"{LABEL[s]} {fmt(jct[s], digits=0)} s" for s in jct
     )
@@ -269,10 +271,12 @@ def ila_ablation(seeds: list[int], out: Path) -> Result:
     paper_value="ILA: 70 % no slowdown, 90 % < 1.5x, 99 % < 2.5x; IAO: 83 % < 2x, 99 % < 10x",
     default_seeds=4,
 )
-def ila_fig8_ila(seeds: list[int], out: Path) -> Result:
+def ila_fig8_ila(seeds: list[int], out: Path, quick: bool = False) -> Result:
     def frac(s, f):
         return [
-            float(np.mean(f(np.array([r.duration / r.alone for r in ila72_run(s, sd).maps]))))
+            float(
+                np.mean(f(np.array([r.duration / r.alone for r in ila72_run(s, sd, quick).maps])))
+            )
             for sd in seeds
         ]
 
@@ -303,7 +307,9 @@ def ila_fig8_ila(seeds: list[int], out: Path) -> Result:
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for s in ("ila", "iao", "fair", "lao"):
         x = np.sort(
-            np.concatenate([[r.duration / r.alone for r in ila72_run(s, sd).maps] for sd in seeds])
+            np.concatenate(
+                [[r.duration / r.alone for r in ila72_run(s, sd, quick).maps] for sd in seeds]
+            )
         )
         ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=LABEL[s])
     ax.set_xscale("log")

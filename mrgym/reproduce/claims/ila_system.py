@@ -13,6 +13,7 @@ import numpy as np
 from mrgym import registry
 from mrgym.config import load_scenario
 from mrgym.reproduce.claims import Result, claim
+from mrgym.reproduce.ila_runs import QUICK_COMBOS as QUICK_TRAINING_COMBOS
 from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
 from mrgym.runner import build_simulation
 
@@ -29,9 +30,11 @@ from mrgym.runner import build_simulation
     "error 12 %, 10-15 % below linear/quadratic",
     default_seeds=3,
 )
-def ila_table5(seeds: list[int], out: Path) -> Result:
+def ila_table5(seeds: list[int], out: Path, quick: bool = False) -> Result:
     sched = registry.make("ila")
-    runs = [sched.model_accuracy("ila72", 0.3, seed) for seed in seeds]
+    # quick: the training set of the quick ILA runs (ila_runs.QUICK_COMBOS, shared cache)
+    kw = {"n_combos": QUICK_TRAINING_COMBOS} if quick else {}
+    runs = [sched.model_accuracy("ila72", 0.3, seed, **kw) for seed in seeds]
     names = ("exponential", "exponential-sse", "linear", "quadratic")
     r2 = {n: [r[n]["r2"] for r in runs] for n in names}
     err = {n: [r[n]["error"] for r in runs] for n in names}
