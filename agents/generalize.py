@@ -29,10 +29,11 @@ others) on the workload's scenario: ``evaluate`` builds its env from the model's
 ``env_kwargs`` with our scenario as ``config``, and we pass ``overrides=None`` and
 ``max_sim_time_s=None`` so that the training run's scenario overrides and time cap do not
 leak into the evaluation scenario (baselines run it under its own cap too).  A baseline
-with a value tuned per scenario by name (``hostcap``'s cap, alone or in a gated
-composition) takes the value of the workload's base config (``ila72``), through its
-``tuned_for``: it transfers what was tuned on ``ila72`` as the agents transfer what they
-learned there, where the window's own name would find no value and run it uncapped.
+with a value tuned per scenario by name (``hostcap``'s cap and ``wfair``'s exponent, alone
+or as a gated composition's order) takes the value of the workload's base config
+(``ila72``), through its ``tuned_for``: it transfers what was tuned on ``ila72`` as the
+agents transfer what they learned there, where the window's own name would find no value
+(``hostcap`` would run uncapped, ``wfair`` at its default exponent).
 
 The comparison across workloads is relative to Fair on the same workload and seed (the
 same jobs, blocks and task luck): ``jct_vs_fair`` is the mean over seeds of a policy's

@@ -73,7 +73,7 @@ TABLE3 = (
 #: the workload generators: CPU, read and write
 GENERATORS = ("piest", "grep", "teragen")
 PROBE = 0  # the probe is job 0 and runs on the server's first VM
-N_COMBOS = 60  # default background combinations (600 rows, ~4 s on one core)
+N_COMBOS = 60  # default background combinations (600 rows, ~17-20 s on one core)
 WARMUP_S = (20.0, 60.0)
 ROWS = ("X", "y", "profile", "io_bound", "busy")  # TrainingSet's per-row arrays
 

@@ -32,7 +32,8 @@ launch a task of its kind on the asking VM.  Ties keep the order of ``ctx.jobs``
   Deviation: Decima weighs a job's total work; here its remaining work (what the master
   knows of it now: its finished tasks).  ``alpha``: None (the default) takes the value
   tuned for the scenario being run (its ``name``) from ``baselines/data/wfair_alpha.json``,
-  else :data:`DEFAULT_ALPHA` = 1; :func:`tune_alpha` picks it by mean JCT on the
+  else :data:`DEFAULT_ALPHA` = 1 (``tuned_for``: another scenario's value, as ``hostcap``'s);
+  :func:`tune_alpha` picks it by mean JCT on the
   validation seeds 2000-2009 over the grid (-1, -0.5, 0, 0.5, 1, 2), and
   ``python -m baselines.simple tune-alpha --write`` re-tunes every scenario of
   :data:`TUNED_SCENARIOS` and rewrites the file (Decima, too, picks alpha by a sweep on
@@ -163,10 +164,14 @@ class WeightedFairScheduler(OrderScheduler):
 
     name = "wfair"
 
-    def __init__(self, alpha: float | None = None):
+    def __init__(self, alpha: float | None = None, tuned_for: str | None = None):
         if alpha is not None and (isinstance(alpha, bool) or not math.isfinite(alpha)):
             raise ValueError(f"wfair.alpha: expected a finite number or None, got {alpha!r}")
+        if tuned_for is not None and (not isinstance(tuned_for, str) or not tuned_for):
+            raise ValueError(f"wfair.tuned_for: expected a scenario name, got {tuned_for!r}")
         self.alpha = None if alpha is None else float(alpha)
+        # whose tuned value a run takes (None: the running scenario's), as hostcap's
+        self.tuned_for = tuned_for
         self._alpha = self.alpha  # this run's value (None: looked up at the first slot)
 
     def reset(self, seed: int | None) -> None:
@@ -174,7 +179,7 @@ class WeightedFairScheduler(OrderScheduler):
 
     def order(self, ctx: DecisionContext) -> list:
         if self._alpha is None:
-            self._alpha = tuned_alpha(ctx.view.scenario.name)
+            self._alpha = tuned_alpha(self.tuned_for or ctx.view.scenario.name)
         a = self._alpha
         running = "running_maps" if ctx.slot_kind == MAP else "running_reduces"
         # running / share, share ∝ weight x work^alpha (the cluster's slot count and the

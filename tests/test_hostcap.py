@@ -12,6 +12,7 @@ import pytest
 import mrgym
 from baselines import hostcap
 from baselines.hostcap import HostCapScheduler, host_cap, tuned_frac
+from baselines.simple import DEFAULT_ALPHA, tuned_alpha
 from mrgym import registry
 from mrgym.runner import build_simulation, run_sim
 from mrgym.sim.scheduler import MAP, REDUCE
@@ -108,8 +109,37 @@ def test_a_transfer_run_takes_the_value_tuned_for_its_base_scenario():
     run_sim(sc, moved, 1)
     assert moved.order._frac == tuned_frac("ila72", "hybridmr") == 0.75
     assert baseline("fair", "ila72").name == "fair"  # nothing tuned by name: unchanged
+    # wfair's exponent is tuned by name too
+    assert tuned_alpha("ila72") != DEFAULT_ALPHA
+    w = baseline("wfair", "ila72")
+    run_sim(sc, w, 1)
+    assert w._alpha == tuned_alpha("ila72")
+    w0 = registry.make("wfair")
+    run_sim(sc, w0, 1)
+    assert w0._alpha == DEFAULT_ALPHA
     with pytest.raises(ValueError, match="hostcap.tuned_for: expected a scenario name"):
         HostCapScheduler(tuned_for="")
+    with pytest.raises(ValueError, match="wfair.tuned_for: expected a scenario name"):
+        registry.make("wfair", tuned_for=3)
+
+
+def test_generalization_runs_build_their_baselines_tuned_for_the_base_config(monkeypatch):
+    from agents import generalize
+
+    got = []
+
+    def fake_evaluate(policies, scenarios, seeds, **kw):
+        got.append((policies, [s.name for s in scenarios]))
+        return []
+
+    monkeypatch.setattr(generalize, "evaluate", fake_evaluate)
+    monkeypatch.setattr(generalize, "WORKLOADS", {"renamed": lambda seed, d: ("ila72", SMALL)})
+    generalize.run_rows({}, ["hybridmr-gate+hostcap", "wfair"], [0, 1], None, ["renamed"])
+    assert len(got) == 2  # a fresh set of baselines per seed
+    for policies, _ in got:
+        fair, capped, wfair = policies
+        assert fair.name == "fair"  # the reference, added first
+        assert capped.order.tuned_for == "ila72" and wfair.tuned_for == "ila72"
 
 
 def test_a_composition_tells_the_order_its_gater():

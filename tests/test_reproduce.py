@@ -150,16 +150,20 @@ def test_only_the_heaviest_claims_have_quick_sizes():
 
 
 def test_quick_ila72_runs_are_the_smaller_episode_cached_apart():
+    from mrgym.config import load_scenario
     from mrgym.reproduce import ila_runs
+    from mrgym.workloads.paper_mixes import ila_total_maps
 
     quick = ila_runs.ila72_run("fair", 0, quick=True)
     # ila72's 25 jobs scaled to 300 maps in all (each job rounded, at least one map)
     target = ila_runs.QUICK_OVERRIDES["workload.scale_maps_to"]
     assert len(quick.jobs) == 25
     assert target <= sum(j.maps for j in quick.jobs) <= target + 25
-    full = ila_runs.ila72_run("fair", 0)  # the full episode is cached apart
-    assert len(full.jobs) == 25 and sum(j.maps for j in full.jobs) > 2 * 300
-    assert ila_runs.ila72_run("fair", 0, quick=True) is quick
+    assert ila_runs.ila72_run("fair", 0, quick=True) is quick  # cached...
+    assert ila_runs._CACHE[("ila72", "fair", 0, True, ())] is quick  # ...apart from full size
+    # the full-size episode is at least twice as large (counted without simulating it)
+    full = load_scenario("ila72").workload
+    assert full.scale_maps_to is None and ila_total_maps(full) > 2 * target
 
 
 # -- numbers of cheap claims (no quick sizes: these are their full one-seed numbers) -------

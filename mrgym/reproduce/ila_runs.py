@@ -12,11 +12,11 @@ from mrgym.runner import build_simulation
 
 #: the ILA claims' smaller sizes (``mrgym reproduce --quick``, the test suite's claim run):
 #: ila72's 25 jobs shrunk to 300 maps, and the offline training set of ILA's schedulers
-#: (ILA, IAO, LAO) at 10 interference combinations per profile (100 rows) instead of
-#: §4.1's 600 rows.  At full size an ILA episode takes ~13 s and its training set ~20 s
-#: more; at these, about 5 s in all
+#: (ILA, IAO, LAO) at 8 interference combinations per profile (80 rows) instead of §4.1's
+#: 600 rows, the same set as ila-fig12's quick runs on ila72's servers.  At full size an
+#: ILA episode takes ~13 s and its training set ~20 s more; at these, a few seconds in all
 QUICK_OVERRIDES = {"workload.scale_maps_to": 300}
-QUICK_COMBOS = 10
+QUICK_COMBOS = 8
 _ILA_FAMILY = ("ila", "iao", "lao")
 
 

@@ -32,7 +32,8 @@ from mrgym.runner import build_simulation
 )
 def ila_table5(seeds: list[int], out: Path, quick: bool = False) -> Result:
     sched = registry.make("ila")
-    # quick: the training set of the quick ILA runs (ila_runs.QUICK_COMBOS, shared cache)
+    # quick: the training set of the quick ILA runs (ila_runs.QUICK_COMBOS; one process
+    # builds it once)
     kw = {"n_combos": QUICK_TRAINING_COMBOS} if quick else {}
     runs = [sched.model_accuracy("ila72", 0.3, seed, **kw) for seed in seeds]
     names = ("exponential", "exponential-sse", "linear", "quadratic")
@@ -75,7 +76,7 @@ def ila_table5(seeds: list[int], out: Path, quick: bool = False) -> Result:
 
 # quick sizes (a smoke run, not the claims' numbers): ILA trained on 8 background
 # combinations instead of 60, and a tenth of ila2400's workload
-QUICK_COMBOS = {"n_combos": 8}
+QUICK_COMBOS = {"n_combos": QUICK_TRAINING_COMBOS}  # the quick ila72 runs' (ila_runs)
 SCALABILITY_QUICK = {
     "workload.n_jobs": 10,
     "workload.scale_maps_to": 1500,
