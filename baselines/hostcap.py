@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.simple import VALIDATION_SEEDS, RandomScheduler
+from baselines.simple import VALIDATION_SEEDS, RandomScheduler, check_tuned_for
 from mrgym import registry
 from mrgym.benchmark.protocol import TEST_SEEDS, policy_seed
 from mrgym.benchmark.sampling import with_policy_seed
@@ -84,12 +84,10 @@ class HostCapScheduler(RandomScheduler):
         super().__init__()
         self.frac = _check_frac(frac)
         self.gater = gater  # compose() names the gater: the tuned value may depend on it
-        if tuned_for is not None and (not isinstance(tuned_for, str) or not tuned_for):
-            raise ValueError(f"hostcap.tuned_for: expected a scenario name, got {tuned_for!r}")
         # whose tuned value a run takes (None: the running scenario's); a transfer run (a
         # SWIM window on ila72's cluster, agents/generalize.py) keeps the value of the
         # scenario the agents were trained on, as they keep what they learned there
-        self.tuned_for = tuned_for
+        self.tuned_for = check_tuned_for("hostcap", tuned_for)
         self._frac = self.frac  # this run's value (None: looked up at the first slot)
 
     def reset(self, seed: int | None) -> None:

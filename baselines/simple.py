@@ -159,6 +159,14 @@ class SrptScheduler(OrderScheduler):
         return sorted(ctx.jobs, key=remaining_tasks)
 
 
+def check_tuned_for(owner: str, tuned_for: Any) -> str | None:
+    """A baseline's ``tuned_for``: None or the name of the scenario whose tuned value it
+    takes in place of the running scenario's (agents/generalize.py)."""
+    if tuned_for is not None and (not isinstance(tuned_for, str) or not tuned_for):
+        raise ValueError(f"{owner}.tuned_for: expected a scenario name, got {tuned_for!r}")
+    return tuned_for
+
+
 class WeightedFairScheduler(OrderScheduler):
     """Decima's tuned weighted fair: weight x remaining^alpha, furthest below share first."""
 
@@ -167,11 +175,9 @@ class WeightedFairScheduler(OrderScheduler):
     def __init__(self, alpha: float | None = None, tuned_for: str | None = None):
         if alpha is not None and (isinstance(alpha, bool) or not math.isfinite(alpha)):
             raise ValueError(f"wfair.alpha: expected a finite number or None, got {alpha!r}")
-        if tuned_for is not None and (not isinstance(tuned_for, str) or not tuned_for):
-            raise ValueError(f"wfair.tuned_for: expected a scenario name, got {tuned_for!r}")
         self.alpha = None if alpha is None else float(alpha)
         # whose tuned value a run takes (None: the running scenario's), as hostcap's
-        self.tuned_for = tuned_for
+        self.tuned_for = check_tuned_for("wfair", tuned_for)
         self._alpha = self.alpha  # this run's value (None: looked up at the first slot)
 
     def reset(self, seed: int | None) -> None:
