@@ -32,9 +32,8 @@ from mrgym.runner import build_simulation
 )
 def ila_table5(seeds: list[int], out: Path, quick: bool = False) -> Result:
     sched = registry.make("ila")
-    # quick: the training set of the quick ILA runs (ila_runs.QUICK_COMBOS; one process
-    # builds it once)
-    kw = {"n_combos": QUICK_TRAINING_COMBOS} if quick else {}
+    # quick: the training set of the quick ILA runs (QUICK_COMBOS; one process builds it once)
+    kw = QUICK_COMBOS if quick else {}
     runs = [sched.model_accuracy("ila72", 0.3, seed, **kw) for seed in seeds]
     names = ("exponential", "exponential-sse", "linear", "quadratic")
     r2 = {n: [r[n]["r2"] for r in runs] for n in names}
