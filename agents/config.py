@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agents.pretrain import PretrainConfig
-from mrgym.envs.actions import MAX_JOB_SLOTS
+from mrgym.envs.actions import MAX_JOB_SLOTS, MAX_WAIT_ACTIONS
 
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
 # the policies whose actors never read env.critic_inputs' features (the value may)
@@ -73,6 +73,9 @@ class EnvConfig(BaseModel):
     # 1: MRCluster-v1's observation, computed only from what the master knows at that
     # moment; 0: MRCluster-v0's, which reads episode totals and hidden profile numbers
     observation_version: Literal[0, 1] = 1
+    # W extra actions after decline: wait w (1..W) declines and also the next w asks of the
+    # VM's slot kind (MRClusterEnv's wait_actions): one decision for several heartbeats
+    wait_actions: int = Field(0, ge=0, le=MAX_WAIT_ACTIONS)
 
     @field_validator("hooks")
     @classmethod
@@ -130,8 +133,9 @@ class EvalConfig(BaseModel):
     # a policy that holds slots back can need far more decisions than Fair's ~2 700
     max_steps: int = Field(200_000, ge=1)
     # how the policy picks its action in evaluations, and in compare's runs of the saved
-    # model (mrgym.policy.DECODES): "launch-first" declines only when decline holds half
-    # of the probability; "sample" draws from the policy, seeded by the episode's seed
+    # model (mrgym.policy.DECODES): "launch-first" declines only when declining (decline
+    # and any waits) holds half of the probability; "sample" draws from the policy, seeded
+    # by the episode's seed
     decode: Literal["argmax", "launch-first", "sample"] = "argmax"
     # a constraint on the pick: best_model.zip only from evaluations whose p95 JCT (mean
     # over the seeds) is no worse than this registered scheduler's on the same seeds, so

@@ -25,12 +25,12 @@ from mrgym.policy import BINDING_SETTINGS, env_setting
 
 # How a deterministic model turns its action distribution into one action:
 # "argmax": the most likely action (SB3's deterministic predict);
-# "launch-first": decline only if it holds at least half of the legal probability, else the
-#   most likely launch.  Decline is one action against up to 3K launches: a policy that
-#   launches 70 % of the time, spread over several jobs, can still have decline as its
-#   single most likely action, and argmax then holds every slot back (a trained ila72
-#   policy finished 5 of 25 jobs within 30 000 decisions while its sampled episodes
-#   finished all 25).  Deciding launch-or-not first, then which, keeps the policy's own
+# "launch-first": decline only if declining (decline and any waits) holds at least half of
+#   the legal probability, else the most likely launch.  Decline is one action against up
+#   to 3K launches: a policy that launches 70 % of the time, spread over several jobs, can
+#   still have decline as its single most likely action, and argmax then holds every
+#   slot back (a trained ila72 policy finished 5 of 25 jobs within 30 000 decisions while
+#   its sampled episodes finished all 25).  Deciding launch-or-not first, then which, keeps the policy's own
 #   launch rate's majority;
 # "sample": an action drawn from the masked distribution by a generator seeded with the
 #   episode's seed (run_episode calls start_episode), so results stay a function of the
@@ -69,6 +69,7 @@ class ModelPolicy:
         self.maskable = "action_masks" in model.predict.__code__.co_varnames
         # the training env's keyword arguments, without the scenario (``config``)
         self.env_kwargs: dict[str, Any] = dict(env_kwargs or {})
+        self._decline: int | None = None  # the decline action of the env bound last
         self.scenario = scenario
         # the harness cuts an episode after this many decisions (None: never): a model that
         # holds every slot back would otherwise run on to the time cap (mrgym compare)
@@ -107,6 +108,7 @@ class ModelPolicy:
               critic_inputs: false
               hooks: null             # a scheduler whose hooks ran around the agent
               hooks_gate: false
+              wait_actions: 0         # waits after decline (MRClusterEnv)
               reward_weights: {jct: 1.0}
               max_sim_time_s: null    # null: the scenario's run.max_sim_time_s
             eval:
@@ -183,6 +185,8 @@ class ModelPolicy:
             from mrgym.registry import make
 
             env.unwrapped.set_hooks(make(self.hooks), decides=False)
+        # where declining starts (decline, then any waits): launch-first reads it
+        self._decline = int(env.unwrapped.codec.decline)
 
     def start_episode(self, seed: int) -> None:
         """Called by :func:`mrgym.run_episode` before the reset: seeds "sample"."""
@@ -205,13 +209,17 @@ class ModelPolicy:
         return int(a)
 
     def _launch_first(self, obs: np.ndarray, mask: np.ndarray) -> int:
-        """Decline iff it has at least half of the legal actions' probability, else the
-        most likely legal launch (``DECODES``); the decline action is the last one."""
+        """Decline iff declining (decline and the waits after it) has at least half of the
+        legal actions' probability, then the most likely of those, else the most likely
+        legal launch (``DECODES``)."""
         probs = self._probs(obs, mask)
-        launch = probs[:-1]
-        if not mask[:-1].any() or probs[-1] >= launch.sum():
-            return len(probs) - 1
-        return int(np.argmax(np.where(mask[:-1], launch, -1.0)))
+        first = getattr(self, "_decline", None)  # bound to an env; else the settings say
+        if first is None:
+            first = len(probs) - 1 - int(self.env_kwargs.get("wait_actions", 0))
+        launch = probs[:first]
+        if not mask[:first].any() or probs[first:].sum() >= launch.sum():
+            return first + int(np.argmax(probs[first:]))
+        return int(np.argmax(np.where(mask[:first], launch, -1.0)))
 
     def _probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The policy's action probabilities, 0 on illegal actions (float64)."""
@@ -313,17 +321,20 @@ def saved_algorithm(data: dict[str, Any]) -> str:
 
 def space_settings(data: dict[str, Any], zip_path: Path, kw: dict[str, Any]) -> dict[str, Any]:
     """``job_slots`` and ``critic_inputs`` from a saved model's spaces: the action space is
-    ``Discrete(3 K + 1)``, the observation ``Box`` has one entry per feature of
-    :mod:`mrgym.envs.observation` (K job slots, the critic's features when on)."""
+    ``Discrete(3 K + 1 + W)`` (W: ``env_kwargs``' ``wait_actions``, default 0), the
+    observation ``Box`` has one entry per feature of :mod:`mrgym.envs.observation` (K job
+    slots, the critic's features when on)."""
     n = _int(data.get("action_space", {}).get("n"))  # SB3 writes it as a string
     shape = data.get("observation_space", {}).get("_shape")
     head = len(VM_FEATURES) + len(GLOBAL_FEATURES)
-    if n is None or (n - 1) % 3 or n < 4 or not shape or len(shape) != 1:
+    waits = kw.get("wait_actions", 0)
+    if n is None or (n - 1 - waits) % 3 or n < 4 + waits or not shape or len(shape) != 1:
         raise ValueError(
             f"{zip_path}: action space n={n}, observation shape {shape}: not a model of "
-            "MRCluster-v0 (expected Discrete(3 * job_slots + 1) and a flat Box)"
+            f"MRCluster-v0 with wait_actions={waits} (expected Discrete(3 * job_slots + 1 + "
+            "wait_actions) and a flat Box; a model with waits: pass env_kwargs wait_actions)"
         )
-    k = (n - 1) // 3
+    k = (n - 1 - waits) // 3
     if "job_slots" in kw and kw["job_slots"] != k:
         raise ValueError(
             f"env_kwargs job_slots={kw['job_slots']!r}: {zip_path}'s action space "
@@ -335,7 +346,7 @@ def space_settings(data: dict[str, Any], zip_path: Path, kw: dict[str, Any]) -> 
         raise ValueError(
             f"{zip_path}: observation shape {tuple(shape)} does not match MRCluster-v0 with "
             f"job_slots={k}: expected ({size},), or ({size + len(CRITIC_FEATURES)},) with "
-            "critic_inputs=True"
+            "critic_inputs=True (a model with wait actions: pass env_kwargs wait_actions)"
         )
     out: dict[str, Any] = {"job_slots": k}
     if extra:

@@ -7,6 +7,7 @@ DQN see the same environment without masks: an illegal action declines the slot 
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 import time
@@ -53,6 +54,8 @@ def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
         kw["critic_inputs"] = True
     if e.hooks is not None:  # with or without the gate, so that a saved model binds to it
         kw["hooks_gate"] = e.hooks_gate
+    if e.wait_actions:  # only when set, as critic_inputs
+        kw["wait_actions"] = e.wait_actions
     return kw
 
 
@@ -563,6 +566,12 @@ def _init_source(cfg: TrainConfig) -> Path:
         theirs = ", ".join(f"{k} {_dotted(saved, k)!r}" for k in differ)
         mine = ", ".join(f"{k} {_dotted(cfg, k)!r}" for k in differ)
         raise ValueError(f"{where} was trained with {theirs}; this config has {mine}")
+    theirs, mine = saved.env.wait_actions, cfg.env.wait_actions
+    if theirs != mine and (theirs or cfg.policy != "JobSetPolicy"):
+        raise ValueError(
+            f"{where} was trained with env.wait_actions {theirs}; this config has {mine}: "
+            "waits can only be added to a JobSetPolicy model without any (_add_waits)"
+        )
     return src
 
 
@@ -576,14 +585,21 @@ def _init_from(model, cfg: TrainConfig, src: Path) -> dict:
     other = algorithm_class(cfg.algorithm).load(
         str(src), device="cpu", custom_objects={"seed": cfg.seed}
     )
+    state = other.policy.state_dict()
     for space in ("observation_space", "action_space"):
-        if getattr(other, space) != getattr(model, space):
+        theirs, mine = getattr(other, space), getattr(model, space)
+        # a model without waits may start a config with them (_init_source checked that
+        # the source has none): same job slots, so the spaces differ by the waits alone
+        grown = space == "action_space" and mine.n - theirs.n == cfg.env.wait_actions > 0
+        if theirs != mine and not grown:
             raise ValueError(
-                f"init_from: {name}'s {space} {getattr(other, space)} differs from this "
-                f"config's {getattr(model, space)} (env.job_slots, env.critic_inputs?)"
+                f"init_from: {name}'s {space} {theirs} differs from this config's {mine} "
+                "(env.job_slots, env.critic_inputs, env.wait_actions?)"
             )
+        if grown:
+            state = _add_waits(state, cfg.env.wait_actions, cfg.policy)
     try:
-        model.policy.load_state_dict(other.policy.state_dict())
+        model.policy.load_state_dict(state)
     except RuntimeError as e:
         raise ValueError(
             f"init_from: {name}'s network does not fit this config's "
@@ -598,6 +614,30 @@ def _init_from(model, cfg: TrainConfig, src: Path) -> dict:
     steps = int(other.num_timesteps)
     print(f"train: starting from {name} ({steps:,} steps)", file=sys.stderr)
     return {"init_from": str(name), "init_from_steps": steps, "init_from_value": cfg.init_value}
+
+
+def _add_waits(state: dict, waits: int, policy: str) -> dict:
+    """A JobSetPolicy's weights without wait actions, given ``waits`` of them: each wait's
+    logit is a copy of decline's, all of them lowered by log(1 + waits), so that declining
+    in any way keeps the probability that decline had (the launches' are unchanged) and the
+    new actions start as equal shares of it."""
+    import torch
+
+    if policy != "JobSetPolicy":
+        raise ValueError(
+            f"init_from: env.wait_actions={waits} adds actions to the starting model, which "
+            f"only policy JobSetPolicy can take (its decline logit is copied); got {policy!r}"
+        )
+    state = dict(state)
+    w, b = state["action_net.extra_logits.weight"], state["action_net.extra_logits.bias"]
+    if w.shape[0] != 1:
+        raise ValueError(
+            f"init_from: the starting model has {w.shape[0] - 1} wait actions already; "
+            "env.wait_actions can only be added to a model with none"
+        )
+    state["action_net.extra_logits.weight"] = w.repeat(1 + waits, 1)
+    state["action_net.extra_logits.bias"] = b.repeat(1 + waits) - math.log(1 + waits)
+    return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in state.items()}
 
 
 def _dotted(obj, key: str):

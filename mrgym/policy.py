@@ -76,6 +76,7 @@ BINDING_SETTINGS = (
     "critic_inputs",
     "hooks_gate",
     "observation_version",
+    "wait_actions",
 )
 
 
@@ -85,6 +86,8 @@ def env_setting(env, key: str) -> Any:
     codec = u.codec
     if key == "job_slots":
         return codec.k
+    if key == "wait_actions":
+        return codec.waits
     if key in (
         "speculation",
         "work_conserving",

@@ -7,7 +7,7 @@ import json
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import cluster, scenario
+from helpers import cluster, scenario, smaller
 
 import baselines
 import mrgym
@@ -59,6 +59,7 @@ def test_registry():
 @pytest.mark.parametrize("name", EXACT)
 @pytest.mark.parametrize("scenario", ["ila72", "hybrid48"])
 def test_run_sim_and_run_episode_agree(name, scenario):
+    scenario = smaller(scenario)
     # without Hadoop's speculation: its backup is the first candidate in launch order, which
     # the speculate action (the job's longest-time-left task) does not always name
     a = mrgym.run_sim(scenario, baselines.make(name, speculation=False), 0).metrics

@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import lee_cloud_small
+from helpers import ILA72_SMALL, lee_cloud_small
 
 import mrgym
 from mrgym.runner import build_simulation
+
+# the same code paths in a fraction of the time: lee-cloud with its small jobs (the same
+# rounds, pools and spot market, a tenth the work), ila72's 25 jobs at 300 maps
+SMALL = {"lee-cloud": lee_cloud_small(), "ila72": ILA72_SMALL}
 
 
 @pytest.mark.parametrize("name", ["ila72", "hybrid48", "lee-cloud"])
 @pytest.mark.parametrize("sched", ["fifo", "dl-sched"])
 def test_same_seed_identical(name, sched):
-    # lee-cloud with its small jobs: the same rounds, pools and spot market, a tenth the work
-    sc = mrgym.load_scenario(name, lee_cloud_small() if name == "lee-cloud" else None)
+    sc = mrgym.load_scenario(name, SMALL.get(name))
     a = mrgym.run_sim(sc, sched, 7)
     b = mrgym.run_sim(sc, sched, 7)
     assert json.dumps(a.metrics, sort_keys=True, default=str) == json.dumps(
@@ -29,7 +32,8 @@ def test_different_seed_different_workload():
     a = build_simulation("ila72", "fifo", 0)
     b = build_simulation("ila72", "fifo", 1)
     assert [j.spec.submit_s for j in a.jobs] != [j.spec.submit_s for j in b.jobs]
-    assert mrgym.run_sim("ila72", "fifo", 0).metrics != mrgym.run_sim("ila72", "fifo", 1).metrics
+    small = mrgym.load_scenario("ila72", SMALL["ila72"])
+    assert mrgym.run_sim(small, "fifo", 0).metrics != mrgym.run_sim(small, "fifo", 1).metrics
 
 
 def test_every_policy_sees_same_workload_and_luck():
@@ -56,4 +60,5 @@ def test_seed_zero_is_a_seed():
     assert (
         mrgym.run_sim("lee-gpu", "fifo", 0).metrics == mrgym.run_sim("lee-gpu", "fifo", 0).metrics
     )
-    assert mrgym.run_sim("ila72", "fifo", 0).metrics != mrgym.run_sim("ila72", "fifo", 2).metrics
+    small = mrgym.load_scenario("ila72", SMALL["ila72"])
+    assert mrgym.run_sim(small, "fifo", 0).metrics != mrgym.run_sim(small, "fifo", 2).metrics

@@ -21,6 +21,7 @@ INFO_KEYS = {
     "running_tasks",
     "jobs_completed",
     "invalid_action",
+    "held_asks",
     "reward_terms",
     "action_mask",
 }

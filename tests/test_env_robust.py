@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import gymnasium as gym
 import numpy as np
 import pytest
-from helpers import cluster, scenario
+from helpers import cluster, scenario, smaller
 
 import baselines
 import mrgym
@@ -74,6 +74,7 @@ def test_run_sim_and_run_episode_agree_at_default_slots(name, queue_order, confi
     first such job of the queue order (FIFO: arrival; Fair: deficit, the same stable sort)
     always picks slot 0, so K = 8 expresses it exactly (without Hadoop's speculation, whose
     backup the speculate action does not always name: docs/baselines.md)."""
+    config = smaller(config)
     a = mrgym.run_sim(config, baselines.make(name, speculation=False), 0).metrics
     env = gym.make("MRCluster-v0", config=config, queue_order=queue_order)
     policy = mrgym.EnvPolicy(name, speculation=False)

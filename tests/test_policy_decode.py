@@ -109,3 +109,17 @@ def test_sample_draws_from_the_masked_policy_and_repeats_for_a_seed():
     assert counts[1] == 0.0  # masked
     want = np.where(mask, PROBS, 0.0) / np.where(mask, PROBS, 0.0).sum()
     assert np.abs(counts - want).max() < 0.04
+
+
+def test_launch_first_counts_the_waits_as_declining():
+    # two launches, decline (0.3) and two waits (0.05, 0.35): declining holds 0.7, and the
+    # most likely way to decline is the second wait
+    probs = [0.2, 0.1, 0.3, 0.05, 0.35]
+    mask = np.ones(5, dtype=bool)
+
+    def act(p):
+        pol = ModelPolicy(_StubModel(p), decode="launch-first", env_kwargs={"wait_actions": 2})
+        return pol.predict(OBS, {"action_mask": mask})
+
+    assert act(probs) == 4
+    assert act([0.4, 0.2, 0.2, 0.1, 0.1]) == 0  # the launches hold 0.6

@@ -1,4 +1,4 @@
-"""Action codec: K job slots x (map, reduce, speculate) + decline, and the legality mask.
+"""Action codec: K job slots x (map, reduce, speculate) + decline (+ W waits), and the mask.
 
 The K slots hold, in queue order, the first K active jobs that can launch something on the
 requesting VM for the slot's kind: a pending map (map slot), a ready pending reduce (reduce
@@ -19,6 +19,9 @@ from mrgym.sim.scheduler import DECLINE, MAP, REDUCE, SPECULATE, Decision
 KINDS = (MAP, REDUCE, SPECULATE)
 PER_SLOT = len(KINDS)
 QUEUE_ORDERS = ("arrival", "deficit", "remaining")
+# a wait holds a VM's slot kind for up to this many more asks (heartbeats): longer fixed
+# waits cost JCT when forced (docs/learning.md), and each wait is one more output
+MAX_WAIT_ACTIONS = 16
 # 21 observation features per slot: 1 024 slots is a 21 527-float observation, beyond which
 # memory and step time grow with nothing to gain (ila2400 has 100 jobs in all)
 MAX_JOB_SLOTS = 1024
@@ -46,6 +49,7 @@ class ActionCodec:
         queue_order: str,
         speculation: bool,
         work_conserving: bool | str = False,
+        wait_actions: int = 0,
     ):
         if isinstance(job_slots, bool) or not isinstance(job_slots, (int, np.integer)):
             raise ValueError(f"job_slots: must be an integer >= 1, got {job_slots!r}")
@@ -57,12 +61,19 @@ class ActionCodec:
             raise ValueError(
                 f"work_conserving: must be true, false or 'cluster', got {work_conserving!r}"
             )
+        if isinstance(wait_actions, bool) or not isinstance(wait_actions, (int, np.integer)):
+            raise ValueError(f"wait_actions: must be an integer >= 0, got {wait_actions!r}")
+        if not 0 <= wait_actions <= MAX_WAIT_ACTIONS:
+            raise ValueError(
+                f"wait_actions: must be in [0, {MAX_WAIT_ACTIONS}], got {wait_actions}"
+            )
         self.k = int(job_slots)
+        self.waits = int(wait_actions)
         self.queue_order = queue_order
         self.speculation = speculation
         self.work_conserving = work_conserving
-        self.n = action_of(self.k, 0) + 1
-        self.decline = action_of(self.k, 0)  # the last action
+        self.decline = action_of(self.k, 0)  # after the launches: decline, then the waits
+        self.n = self.decline + 1 + self.waits
 
     def order(self, jobs: list[Job], slot_kind: str) -> list[Job]:
         """Active jobs in queue order: arrival, furthest below weighted fair share first
@@ -84,7 +95,7 @@ class ActionCodec:
         counters, plus (speculation on, nothing new to launch) a scan of its running tasks.
         """
         m = np.zeros(self.n, dtype=bool)
-        m[self.decline] = True
+        m[self.decline :] = True  # decline and the waits (legal together, as below)
         if vm is None:
             return [], m
         slots: list[Job] = []
@@ -111,11 +122,15 @@ class ActionCodec:
         # deterministic policy could otherwise decline the same state for ever)
         wc = self.work_conserving
         if slots and wc and (wc != "cluster" or not _any_running(jobs)):
-            m[self.decline] = False
+            m[self.decline :] = False  # a wait is a decline that holds the next asks too
         return slots, m
 
+    def held_asks(self, action: int) -> int:
+        """How many more asks of the slot's VM and kind ``action`` declines (a wait's w)."""
+        return max(0, action - self.decline)
+
     def decode(self, action: int, slots: list[Job]) -> Decision:
-        if action == self.decline:
+        if action >= self.decline:  # decline, or a wait (the env holds the next asks)
             return DECLINE
         i, k = split_action(action)
         return Decision(KINDS[k], slots[i].id)
@@ -162,5 +177,7 @@ class ActionCodec:
     def describe(self, action: int) -> str:
         if action == self.decline:
             return "decline"
+        if action > self.decline:
+            return f"decline and wait {action - self.decline} more ask(s)"
         i, k = split_action(action)
         return f"{KINDS[k]} of job slot {i}"

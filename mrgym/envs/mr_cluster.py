@@ -20,7 +20,7 @@ from mrgym.envs.replay import EnvSnapshot, EpisodeReplay  # noqa: F401  (public 
 from mrgym.envs.rewards import RewardTracker, check_weights
 from mrgym.metrics import episode_metrics
 from mrgym.sim.heartbeats import Heartbeat
-from mrgym.sim.scheduler import Decision, DecisionContext, Scheduler
+from mrgym.sim.scheduler import DECLINE, Decision, DecisionContext, Scheduler
 from mrgym.sim.simulation import Simulation
 from mrgym.sim.view import ClusterView
 
@@ -35,10 +35,11 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     an episode depend only on the seed, so policies can be compared on equal terms.
 
     ## Action Space
-    ``Discrete(3 * job_slots + 1)``.  The K = ``job_slots`` slots hold the first K active
-    jobs that can launch something on the requesting VM for the slot's kind (a pending
-    map, a ready reduce, or with ``speculation`` a backup of a running task of that kind;
-    jobs whose pools exclude the VM are skipped), in queue order (``queue_order="arrival"``,
+    ``Discrete(3 * job_slots + 1 + wait_actions)``.  The K = ``job_slots`` slots hold the
+    first K active jobs that can launch something on the requesting VM for the slot's kind
+    (a pending map, a ready reduce, or with ``speculation`` a backup of a running task of
+    that kind; jobs whose pools exclude the VM are skipped), in queue order
+    (``queue_order="arrival"``,
     ``"deficit"``: furthest below weighted fair share first, or ``"remaining"``: fewest
     unfinished tasks first).  For slot i: ``3i`` launch a map of that job on this VM (the simulator
     picks the job's pending map as Hadoop does: the first node-local one, else the first
@@ -49,9 +50,12 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     kind (always legal, unless ``work_conserving=True``, which masks it whenever a launch is
     legal so that an agent cannot idle a slot that has work; ``work_conserving="cluster"``
     masks it only while no task runs anywhere, so an agent may hold a slot back, e.g. off a
-    thrashing disk, but never idle the whole cluster).  ``action_masks()`` and ``info["action_mask"]`` give legality; a
-    masked action declines and sets ``info["invalid_action"]`` (``invalid_action="raise"``:
-    ``ValueError``).  An action that is not an integer of the space raises ``ValueError``.
+    thrashing disk, but never idle the whole cluster).  ``3K + w`` (w = 1..``wait_actions``)
+    waits: it declines, and the env declines the next w asks of this VM's slot kind without
+    asking (``info["held_asks"]``), ending early at an ask where decline is masked.
+    ``action_masks()`` and ``info["action_mask"]`` give legality; a masked action declines
+    and sets ``info["invalid_action"]`` (``invalid_action="raise"``: ``ValueError``).  An
+    action that is not an integer of the space raises ``ValueError``.
     ``speculation=False`` masks every speculate action (and a job then takes a slot only
     for a new task); under ``EnvPolicy`` the baseline's own ``speculates`` decides.
 
@@ -92,7 +96,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ``gym.make("MRCluster-v1", config="ila72", overrides=None, job_slots=8,
     queue_order="remaining", reward_weights=None, invalid_action="decline",
     max_sim_time_s=None, speculation=False, work_conserving=True, critic_inputs=False,
-    hooks_gate=False, render_mode=None, observation_version=1)``;
+    hooks_gate=False, render_mode=None, observation_version=1, wait_actions=0)``;
     ``config`` is a bundled scenario name, a YAML path, a dict or a Scenario.  The defaults
     are the settings that train well (docs/environment.md, "Masks"): with
     ``work_conserving=True`` decline is masked whenever a launch is legal, so a masked
@@ -163,6 +167,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         hooks_gate: bool = False,
         render_mode: str | None = None,
         observation_version: int = 1,
+        wait_actions: int = 0,
     ):
         if invalid_action not in ("decline", "raise"):
             raise ValueError(
@@ -183,7 +188,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         if not isinstance(speculation, (bool, np.bool_)):  # "no" would be truthy: speculation on
             raise ValueError(f"speculation: must be true or false, got {speculation!r}")
         speculation = bool(speculation)
-        self.codec = ActionCodec(job_slots, queue_order, speculation, work_conserving)
+        self.codec = ActionCodec(job_slots, queue_order, speculation, work_conserving, wait_actions)
         if not isinstance(critic_inputs, (bool, np.bool_)):
             raise ValueError(f"critic_inputs: must be true or false, got {critic_inputs!r}")
         self.critic_inputs = bool(critic_inputs)
@@ -213,6 +218,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             ("critic_inputs", self.critic_inputs),
             ("hooks_gate", self.hooks_gate),
             ("observation_version", self.observation_version),
+            ("wait_actions", self.codec.waits),
             ("invalid_action", invalid_action),
             ("reward_weights", tuple(sorted(self.weights.items()))),
         )
@@ -235,6 +241,8 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         self._beat: Heartbeat | None = None  # the heartbeat whose slots are being served
         self._slots: list = []
         self._mask = np.zeros(self.codec.n, dtype=bool)
+        self._holds: dict[tuple[int, str], int] = {}  # (VM id, slot kind) -> asks held
+        self._n_held = 0  # asks a wait declined since the last step (info["held_asks"])
         # the episode record that copies, pickles and snapshots replay (see the docstring)
         self._ep_seed: int | None = None
         self._options: dict | None = None
@@ -304,6 +312,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         self._render_layout = self._render_layout_view = None
         _check_job_weights([j.spec for j in self.view.all_jobs])
         self._beat = None
+        self._holds, self._n_held = {}, 0
         self.rewards = RewardTracker(self.weights)
         self._vm = None
         self._advance()
@@ -350,7 +359,11 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             decline = self.codec.decline
             action = decline if self._mask[decline] else int(np.flatnonzero(self._mask)[0])
         t0 = self.sim.env.now
+        held = self.codec.held_asks(action)
+        if held:  # a wait: the next ``held`` asks of this VM's slot kind decline unasked
+            self._holds[(self._vm.id, self._kind)] = held
         launched = self._beat.answer(self.codec.decode(action, self._slots))
+        self._n_held = 0
         self._advance()
         view = self.view
         reward, terms = self.rewards.step(view, launched)
@@ -387,14 +400,34 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
                     return
                 beat = self._beat = self.sim.open_heartbeat(vm)
                 kind = beat.next_slot()
-            # a slot the hooks' gate claims is answered here: the agent never sees it
+            # a slot the hooks' gate claims is answered here: the agent never sees it; so is
+            # one that an earlier wait holds
             forced = self._proxy.forced(self.sim, beat.vm, kind)
+            if forced is None and self._holds:
+                forced = self._held(beat.vm, kind)
             if forced is None:
                 break
             beat.answer(forced)
             kind = beat.next_slot()
         self._vm, self._kind = beat.vm, kind
         self._slots, self._mask = self.codec.select(self.view, beat.vm, kind, self.view.jobs)
+
+    def _held(self, vm, kind: str) -> Decision | None:
+        """Decline for a wait that holds ``vm``'s ``kind`` slots, while declining is legal
+        there (a hold ends early where the mask would refuse a decline: the cluster would
+        idle under ``work_conserving``); None: ask the agent."""
+        key = (vm.id, kind)
+        left = self._holds.get(key, 0)
+        if not left:
+            return None
+        del self._holds[key]
+        _, mask = self.codec.select(self.view, vm, kind, self.view.jobs)
+        if not mask[self.codec.decline]:
+            return None
+        if left > 1:
+            self._holds[key] = left - 1
+        self._n_held += 1
+        return DECLINE
 
     def _obs(self) -> np.ndarray:
         return self.obs_builder.build(
@@ -411,6 +444,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             "running_tasks": int(view.n_running),
             "jobs_completed": int(view.n_completed),
             "invalid_action": bool(invalid),
+            "held_asks": self._n_held,
             "reward_terms": terms,
             "action_mask": self._mask.astype(np.int8),
         }

@@ -124,6 +124,8 @@ class EpisodeReplay:
         self.__dict__.update(state)
         # environments pickled before these settings existed
         self.__dict__.setdefault("hooks_gate", False)
+        if not hasattr(self.codec, "waits"):  # pickled before wait actions existed
+            self.codec.waits = 0
         self.__dict__.setdefault("_ep_decides", self._hooks_decide)
         rec = (self._ep_seed, self._options, self._actions, self._asked, self._hooks0)
         self._replay(*rec, live, self._ep_decides)
