@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from mrgym.config import Scenario
 from mrgym.registry import make
 from mrgym.reproduce.probes import Pinned, cluster
 from mrgym.reproduce.probes import scenario as _probe_scenario
@@ -43,8 +44,8 @@ __all__ = [
 ILA72_SMALL = {"workload.scale_maps_to": 300}
 
 
-def smaller(name: str):
-    """The scenario ``name``, with ila72 at ILA72_SMALL (a Scenario; other names as they are)."""
+def smaller(name: str) -> Scenario:
+    """The scenario ``name``, with ila72 at ILA72_SMALL (other names as they are)."""
     from mrgym.config import load_scenario
 
     return load_scenario(name, ILA72_SMALL if name == "ila72" else None)
