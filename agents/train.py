@@ -621,8 +621,6 @@ def _add_waits(state: dict, waits: int, policy: str) -> dict:
     logit is a copy of decline's, all of them lowered by log(1 + waits), so that declining
     in any way keeps the probability that decline had (the launches' are unchanged) and the
     new actions start as equal shares of it."""
-    import torch
-
     if policy != "JobSetPolicy":
         raise ValueError(
             f"init_from: env.wait_actions={waits} adds actions to the starting model, which "
@@ -637,7 +635,7 @@ def _add_waits(state: dict, waits: int, policy: str) -> dict:
         )
     state["action_net.extra_logits.weight"] = w.repeat(1 + waits, 1)
     state["action_net.extra_logits.bias"] = b.repeat(1 + waits) - math.log(1 + waits)
-    return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in state.items()}
+    return state  # load_state_dict copies the tensors: the source's are never written
 
 
 def _dotted(obj, key: str):
