@@ -168,6 +168,9 @@ class TrainConfig(BaseModel):
     # what hyperparameters.gamma discounts: each decision (SB3's default) or each simulated
     # second (agents/time_discount.py: the discount between decisions is gamma ** dt)
     discount_per: Literal["decision", "second"] = "decision"
+    # what hyperparameters.gae_lambda decays over: each decision (SB3's default) or each
+    # simulated second (needs discount_per: second; agents/time_discount.py says why)
+    lambda_per: Literal["decision", "second"] = "decision"
     # hyperparameters.learning_rate held for the whole run, or decayed linearly to 0 at
     # total_steps (SB3's LinearSchedule): late updates get small, so late checkpoints settle
     lr_schedule: Literal["constant", "linear"] = "constant"
@@ -200,6 +203,11 @@ class TrainConfig(BaseModel):
             raise ValueError(
                 f"discount_per: 'second' needs algorithm maskable_ppo (its rollout buffer "
                 f"takes the simulated time), got algorithm {self.algorithm}"
+            )
+        if self.lambda_per == "second" and self.discount_per != "second":
+            raise ValueError(
+                "lambda_per: 'second' needs discount_per: 'second' (the same buffer takes "
+                f"the simulated time), got discount_per: {self.discount_per!r}"
             )
         return self
 

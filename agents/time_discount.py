@@ -15,6 +15,14 @@ Bradtke & Duff, 1995, with the step's reward taken at its start).
 is bootstrapped by SB3 with ``gamma * V(terminal observation)``; the callback adds the
 difference to ``gamma ** dt * V``, which the buffer applies to that step's reward.  Config:
 ``discount_per: second`` (agents/config.py), ``gamma`` then per simulated second.
+
+``lambda_per: second`` (``TimeLambdaBuffer``) does the same for GAE's λ: the trace between
+decisions t and t+1 decays by ``(gamma * gae_lambda) ** dt_t`` instead of ``gamma ** dt_t *
+gae_lambda``.  Why: on ``ila72`` a policy is asked ~12 times per simulated second, so λ =
+0.95 per decision credits an action with ~1.7 s of the rewards that follow it and
+bootstraps the rest from the value head, while a task runs tens of seconds.  Per second,
+λ = 0.98 spans ~50 s, and a decision's horizon no longer depends on how many decisions
+(declines, waits) the policy makes per second.
 """
 
 from __future__ import annotations
@@ -26,6 +34,9 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 class TimeDiscountBuffer(MaskableRolloutBuffer):
     """GAE with the discount ``gamma ** dt`` between consecutive decisions."""
+
+    # GAE's lambda applies per decision (False) or per simulated second (TimeLambdaBuffer)
+    lambda_per_second = False
 
     def reset(self) -> None:
         super().reset()
@@ -41,6 +52,11 @@ class TimeDiscountBuffer(MaskableRolloutBuffer):
     def compute_returns_and_advantage(self, last_values, dones: np.ndarray) -> None:
         last_values = last_values.clone().cpu().numpy().flatten()
         disc = np.power(self.gamma, self.dts, dtype=np.float64)
+        lam = (
+            np.power(self.gae_lambda, self.dts, dtype=np.float64)
+            if self.lambda_per_second
+            else np.full_like(disc, self.gae_lambda)
+        )
         last_gae_lam = 0.0
         for step in reversed(range(self.buffer_size)):
             if step == self.buffer_size - 1:
@@ -51,9 +67,15 @@ class TimeDiscountBuffer(MaskableRolloutBuffer):
                 next_values = self.values[step + 1]
             g = disc[step]
             delta = self.rewards[step] + g * next_values * next_non_terminal - self.values[step]
-            last_gae_lam = delta + g * self.gae_lambda * next_non_terminal * last_gae_lam
+            last_gae_lam = delta + g * lam[step] * next_non_terminal * last_gae_lam
             self.advantages[step] = last_gae_lam
         self.returns = self.advantages + self.values
+
+
+class TimeLambdaBuffer(TimeDiscountBuffer):
+    """GAE with ``gamma ** dt`` and ``gae_lambda ** dt`` between consecutive decisions."""
+
+    lambda_per_second = True
 
 
 class SojournCallback(BaseCallback):

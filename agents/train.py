@@ -271,9 +271,10 @@ def _new_model(cfg: TrainConfig, venv: VecEnv, tb: str) -> BaseAlgorithm:
     # JobSetPolicy and the "deepsets"/"attention" extractors are named by string in YAML
     policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters, cfg.env.critic_inputs)
     if cfg.discount_per == "second":
-        from agents.time_discount import TimeDiscountBuffer
+        from agents.time_discount import TimeDiscountBuffer, TimeLambdaBuffer
 
-        hp = {**hp, "rollout_buffer_class": TimeDiscountBuffer}
+        buffer = TimeLambdaBuffer if cfg.lambda_per == "second" else TimeDiscountBuffer
+        hp = {**hp, "rollout_buffer_class": buffer}
     if cfg.lr_schedule == "linear":
         import inspect
 
@@ -328,6 +329,7 @@ def _hparams(cfg: TrainConfig, total: int) -> dict[str, Any]:
         "work_conserving": cfg.env.work_conserving,
         "reward_weights": cfg.env.reward_weights,
         "discount_per": cfg.discount_per,
+        "lambda_per": cfg.lambda_per,
         "lr_schedule": cfg.lr_schedule,
         **({"continuous": cfg.env.continuous} if cfg.env.continuous is not None else {}),
         **{f"hp.{k}": v for k, v in cfg.hyperparameters.items()},

@@ -14,7 +14,7 @@ from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 
 import mrgym  # noqa: F401  (registers MRCluster-v0)
 from agents.config import TrainConfig
-from agents.time_discount import TimeDiscountBuffer
+from agents.time_discount import TimeDiscountBuffer, TimeLambdaBuffer
 from agents.train import load_model, train
 
 GAMMA, LAM = 0.9, 0.8
@@ -65,6 +65,39 @@ def test_the_advantages_follow_gamma_to_the_sojourn_time():
     assert want[1] == pytest.approx(REWARDS[1] + VALUES[2] - VALUES[1] + LAM * want[2])
 
 
+def test_lambda_per_second_decays_the_trace_by_the_sojourn_time():
+    dts = [2.0, 0.0, 3.5, 1.0, 0.5]
+    buf = _buffer(TimeLambdaBuffer, 5)
+    _fill(buf, REWARDS, VALUES, STARTS)
+    buf.dts[:, 0] = dts
+    buf.compute_returns_and_advantage(torch.tensor([4.0]), np.array([0.0]))
+    want, gae = [0.0] * 5, 0.0
+    for t in reversed(range(5)):
+        nxt, alive = (4.0, 1.0) if t == 4 else (VALUES[t + 1], 1.0 - STARTS[t + 1])
+        delta = REWARDS[t] + GAMMA ** dts[t] * nxt * alive - VALUES[t]
+        gae = delta + (GAMMA * LAM) ** dts[t] * alive * gae
+        want[t] = gae
+    np.testing.assert_allclose(buf.advantages[:, 0], want, rtol=1e-6)
+    # two decisions at one instant share their credit undecayed: A_1 = delta_1 + A_2
+    delta1 = REWARDS[1] + VALUES[2] - VALUES[1]
+    assert want[1] == pytest.approx(delta1 + want[2])
+    # one second per step: the per-decision buffer's numbers exactly
+    per_decision = _buffer(TimeDiscountBuffer, 5)
+    per_second = _buffer(TimeLambdaBuffer, 5)
+    for b in (per_decision, per_second):
+        _fill(b, REWARDS, VALUES, STARTS)
+        b.compute_returns_and_advantage(torch.tensor([4.0]), np.array([0.0]))
+    np.testing.assert_allclose(per_second.advantages, per_decision.advantages, rtol=1e-6)
+
+
+def test_lambda_per_second_needs_discount_per_second():
+    with pytest.raises(ValueError, match="lambda_per: 'second' needs discount_per: 'second'"):
+        TrainConfig.model_validate({"lambda_per": "second"})
+    cfg = TrainConfig.model_validate({"lambda_per": "second", "discount_per": "second"})
+    assert cfg.lambda_per == "second"
+    assert TrainConfig().lambda_per == "decision"
+
+
 def test_one_second_per_step_is_sb3s_per_step_discount():
     ours, sb3 = _buffer(TimeDiscountBuffer, 5), _buffer(MaskableRolloutBuffer, 5)
     for buf in (ours, sb3):
@@ -94,7 +127,10 @@ def test_discount_per_second_needs_maskable_ppo():
         TrainConfig.model_validate({"algorithm": "ppo", "discount_per": "second"})
 
 
-def test_a_run_discounted_per_second_records_sojourn_times(tmp_path):
+@pytest.mark.parametrize(
+    ("lambda_per", "buffer"), [("decision", TimeDiscountBuffer), ("second", TimeLambdaBuffer)]
+)
+def test_a_run_discounted_per_second_records_sojourn_times(tmp_path, lambda_per, buffer):
     cfg = TrainConfig.model_validate(
         {
             "name": "tiny-semi-mdp",
@@ -103,6 +139,7 @@ def test_a_run_discounted_per_second_records_sojourn_times(tmp_path):
             "env": {"scenario": "lee-gpu", "job_slots": 4, "max_sim_time_s": 600},
             "hyperparameters": {"n_steps": 64, "batch_size": 32, "gamma": 0.99},
             "discount_per": "second",
+            "lambda_per": lambda_per,
             "checkpoint_every_steps": 128,
             "eval": {"seeds": [7], "every_steps": 10_000},
         }
@@ -110,7 +147,8 @@ def test_a_run_discounted_per_second_records_sojourn_times(tmp_path):
     run = train(cfg, logdir=tmp_path, progress=False)
     model, saved = load_model(run / "model.zip")
     assert saved.discount_per == "second" and model.num_timesteps >= 128
-    assert isinstance(model.rollout_buffer, TimeDiscountBuffer)  # kept by the saved model
+    assert saved.lambda_per == lambda_per
+    assert type(model.rollout_buffer) is buffer  # kept by the saved model
 
 
 def test_the_callback_fills_the_buffer_with_the_steps_durations():
