@@ -21,8 +21,8 @@ decisions t and t+1 decays by ``(gamma * gae_lambda) ** dt_t`` instead of ``gamm
 gae_lambda``.  Why: on ``ila72`` a policy is asked ~12 times per simulated second, so λ =
 0.95 per decision credits an action with ~1.7 s of the rewards that follow it and
 bootstraps the rest from the value head, while a task runs tens of seconds.  Per second,
-λ = 0.98 spans ~50 s, and a decision's horizon no longer depends on how many decisions
-(declines, waits) the policy makes per second.
+λ = 0.9 spans ~10 s (three heartbeats), and a decision's horizon no longer depends on how
+many decisions (declines, waits) the policy makes per second.
 """
 
 from __future__ import annotations

@@ -162,7 +162,6 @@ def _check_tunable(cfg: TrainConfig, samples: int, rungs: int) -> None:
         raise ValueError(f"tune: --samples {samples} and --rungs {rungs} must be >= 1")
     for key, value, plain in (
         ("discount_per", cfg.discount_per, "decision"),
-        ("lambda_per", cfg.lambda_per, "decision"),
         ("lr_schedule", cfg.lr_schedule, "constant"),
         ("env.hooks", cfg.env.hooks, None),
         ("init_from", cfg.init_from, None),

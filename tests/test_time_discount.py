@@ -1,5 +1,6 @@
 """Discounting per simulated second (agents/time_discount.py): the GAE recursion with
-gamma ** dt, the environment's sojourn times, the config check and a short training run."""
+gamma ** dt (and with lambda_per: second, gae_lambda ** dt), the environment's sojourn
+times, the config checks and a short training run."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def test_lambda_per_second_decays_the_trace_by_the_sojourn_time():
     np.testing.assert_allclose(buf.advantages[:, 0], want, rtol=1e-6)
     # two decisions at one instant share their credit undecayed: A_1 = delta_1 + A_2
     delta1 = REWARDS[1] + VALUES[2] - VALUES[1]
-    assert want[1] == pytest.approx(delta1 + want[2])
+    assert buf.advantages[1, 0] == pytest.approx(delta1 + buf.advantages[2, 0], rel=1e-6)
     # one second per step: the per-decision buffer's numbers exactly
     per_decision = _buffer(TimeDiscountBuffer, 5)
     per_second = _buffer(TimeLambdaBuffer, 5)
@@ -88,6 +89,27 @@ def test_lambda_per_second_decays_the_trace_by_the_sojourn_time():
         _fill(b, REWARDS, VALUES, STARTS)
         b.compute_returns_and_advantage(torch.tensor([4.0]), np.array([0.0]))
     np.testing.assert_allclose(per_second.advantages, per_decision.advantages, rtol=1e-6)
+
+
+def test_lambda_per_decision_keeps_the_recursion_bit_for_bit():
+    # the per-decision recursion as it was before lambda_per existed, in float32 buffers:
+    # runs trained without lambda_per must not move by a single bit
+    dts = [2.0, 0.0, 3.5, 1.0, 0.5]
+    buf = _buffer(TimeDiscountBuffer, 5)
+    _fill(buf, REWARDS, VALUES, STARTS)
+    buf.dts[:, 0] = dts
+    buf.compute_returns_and_advantage(torch.tensor([4.0]), np.array([0.0]))
+    disc = np.power(GAMMA, buf.dts, dtype=np.float64)
+    want, gae = np.zeros_like(buf.advantages), 0.0
+    for t in reversed(range(5)):
+        if t == 4:
+            alive, nxt = 1.0 - np.array([0.0], np.float32), np.array([4.0], np.float32)
+        else:
+            alive, nxt = 1.0 - buf.episode_starts[t + 1], buf.values[t + 1]
+        delta = buf.rewards[t] + disc[t] * nxt * alive - buf.values[t]
+        gae = delta + disc[t] * LAM * alive * gae
+        want[t] = gae
+    np.testing.assert_array_equal(buf.advantages, want)
 
 
 def test_lambda_per_second_needs_discount_per_second():
