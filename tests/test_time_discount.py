@@ -43,15 +43,21 @@ def _buffer(cls, n: int):
 REWARDS = [-1.0, -0.5, 0.0, -2.0, -1.0]
 VALUES = [-3.0, -2.5, -2.0, -1.5, -0.5]
 STARTS = [1.0, 0.0, 0.0, 1.0, 0.0]  # a new episode at step 3
+DTS = [2.0, 0.0, 3.5, 1.0, 0.5]  # simulated seconds per step; step 1 takes none
+
+
+def _computed(cls):
+    """A ``cls`` buffer of the five steps above with DTS, its GAE computed from V = 4."""
+    buf = _buffer(cls, 5)
+    _fill(buf, REWARDS, VALUES, STARTS)
+    buf.dts[:, 0] = DTS
+    buf.compute_returns_and_advantage(torch.tensor([4.0]), np.array([0.0]))
+    return buf
 
 
 def test_the_advantages_follow_gamma_to_the_sojourn_time():
-    dts = [2.0, 0.0, 3.5, 1.0, 0.5]
-    buf = _buffer(TimeDiscountBuffer, 5)
-    _fill(buf, REWARDS, VALUES, STARTS)
-    buf.dts[:, 0] = dts
-    last_value, done = 4.0, np.array([0.0])
-    buf.compute_returns_and_advantage(torch.tensor([last_value]), done)
+    dts, last_value = DTS, 4.0
+    buf = _computed(TimeDiscountBuffer)
     # by hand, backwards; the step before an episode start does not bootstrap
     want, gae = [0.0] * 5, 0.0
     for t in reversed(range(5)):
@@ -67,11 +73,8 @@ def test_the_advantages_follow_gamma_to_the_sojourn_time():
 
 
 def test_lambda_per_second_decays_the_trace_by_the_sojourn_time():
-    dts = [2.0, 0.0, 3.5, 1.0, 0.5]
-    buf = _buffer(TimeLambdaBuffer, 5)
-    _fill(buf, REWARDS, VALUES, STARTS)
-    buf.dts[:, 0] = dts
-    buf.compute_returns_and_advantage(torch.tensor([4.0]), np.array([0.0]))
+    dts = DTS
+    buf = _computed(TimeLambdaBuffer)
     want, gae = [0.0] * 5, 0.0
     for t in reversed(range(5)):
         nxt, alive = (4.0, 1.0) if t == 4 else (VALUES[t + 1], 1.0 - STARTS[t + 1])
@@ -94,11 +97,7 @@ def test_lambda_per_second_decays_the_trace_by_the_sojourn_time():
 def test_lambda_per_decision_keeps_the_recursion_bit_for_bit():
     # the per-decision recursion as it was before lambda_per existed, in float32 buffers:
     # runs trained without lambda_per must not move by a single bit
-    dts = [2.0, 0.0, 3.5, 1.0, 0.5]
-    buf = _buffer(TimeDiscountBuffer, 5)
-    _fill(buf, REWARDS, VALUES, STARTS)
-    buf.dts[:, 0] = dts
-    buf.compute_returns_and_advantage(torch.tensor([4.0]), np.array([0.0]))
+    buf = _computed(TimeDiscountBuffer)
     disc = np.power(GAMMA, buf.dts, dtype=np.float64)
     want, gae = np.zeros_like(buf.advantages), 0.0
     for t in reversed(range(5)):
