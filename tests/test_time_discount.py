@@ -170,6 +170,21 @@ def test_a_run_discounted_per_second_records_sojourn_times(tmp_path, lambda_per,
     assert saved.discount_per == "second" and model.num_timesteps >= 128
     assert saved.lambda_per == lambda_per
     assert type(model.rollout_buffer) is buffer  # kept by the saved model
+    assert f"|lambda_per|{lambda_per}|" in _hparams_text(run)  # and TensorBoard's TEXT tab
+
+
+def _hparams_text(run) -> str:
+    """The run's hyperparameter table as HParamsTextCallback wrote it to TensorBoard."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    texts = []
+    for events in run.glob("tb/*/events.out.tfevents.*"):
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        for tag in acc.Tags()["tensors"]:
+            if tag.startswith("hyperparameters"):
+                texts += [t.tensor_proto.string_val[0].decode() for t in acc.Tensors(tag)]
+    return "\n".join(texts)
 
 
 def test_the_callback_fills_the_buffer_with_the_steps_durations():
