@@ -1,0 +1,341 @@
+"""How much signal one PPO update carries: the gradient noise scale of the policy loss.
+
+McCandlish et al. ("An Empirical Model of Large-Batch Training", 2018, §2.2) define the
+simple noise scale ``B_simple = tr(Σ) / |G|²``: ``G`` the true gradient, ``Σ`` the
+covariance of one sample's gradient.  With batches well below ``B_simple`` samples, a step
+is mostly noise and the steps needed to train grow as ``1 + B_simple / B``.  Here a sample
+is one rollout (``n_steps`` decisions per environment, one update's data when ``n_envs`` is
+1), not one decision, since the decisions of a rollout are correlated.
+
+The measurement is taken at one model (``--model``; by default the config's ``init_from``
+for ``--seed``, or a fresh network when it has none: a config's behaviour clone is not
+made), on the config's environment and hyper-parameters.  ``S`` independent streams (env
+seeds ``DIAG_SEED0 + k``, a range no split, demonstration or training seed uses), each
+``R`` rollouts long, are collected and their advantages computed as training does: the
+config's rollout buffer, with γ and GAE's λ per simulated second where configured.  No
+update is made between rollouts.  Per rollout ``b``:
+
+- ``g_b``: the gradient of PPO's policy loss at the model, where the probability ratio is 1,
+  so it is ``-mean(Â ∇log π)``, with ``Â`` normalized over the rollout (PPO normalizes per
+  minibatch);
+- ``e_b``: the gradient of the entropy term, ``ent_coef × -mean(H)``.
+
+Estimates (:func:`noise_scale`):
+
+- ``|G|²``: the mean inner product of two different streams' mean gradients.  The streams
+  are independent, so it is unbiased; its interval is a jackknife over streams.
+- ``tr Σ``: the mean ``|g_b|²`` less ``|G|²``;
+- ``B_simple``, in rollouts, decisions and episodes, and its range from ``|G|²``'s interval;
+- the mean cosine between two rollouts' gradients from different streams;
+- the norm of the entropy term's mean gradient against ``|G|`` and its upper bound.  The
+  entropy term's gradient barely varies between rollouts, so over many updates it adds
+  up as the signal does while the noise averages out: where it is as large as ``|G|``,
+  the entropy bonus steers the fine-tuning as much as the return does.
+
+Usage (the numbers for ``ila72`` are in docs/learning.md)::
+
+    python -m agents.grad_noise --config configs/train/ftlam90_jobset_ila72_gate.yaml \\
+        --seed 0 --streams 8 --rollouts 6 --workers 2 --out grad_noise.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: First env seed of the streams: apart from validation (2000-2019), test (3000-3009),
+#: the behaviour-cloning demonstrations (10 000 and up) and the training seeds' envs.
+DIAG_SEED0 = 5000
+
+
+@dataclass
+class Stream:
+    """One stream's rollouts: their gradients and what they covered."""
+
+    pg: np.ndarray  # (rollouts, parameters): the policy loss's gradient per rollout
+    ent: np.ndarray  # (rollouts, parameters): the entropy term's gradient per rollout
+    decisions: int  # decisions collected
+    episodes: int  # episodes that ended in them
+    sim_seconds: float  # simulated seconds they covered (nan without per-second sojourns)
+
+
+@dataclass
+class NoiseScale:
+    """What :func:`noise_scale` estimates (see the module docstring)."""
+
+    streams: int
+    rollouts: int  # in all
+    g2: float  # |G|^2
+    g2_low: float  # its 95 % interval (jackknife over streams)
+    g2_high: float
+    trace: float  # tr(Sigma) of one rollout's gradient
+    b_simple: float  # trace / g2, in rollouts (inf when g2 <= 0)
+    b_low: float  # trace / g2_high
+    b_high: float  # trace / g2_low (inf when g2_low <= 0)
+    cos: float  # mean cosine of two rollouts' gradients from different streams
+
+
+def _cross_mean(vectors: np.ndarray) -> float:
+    """The mean inner product of two different rows of ``vectors``."""
+    n = len(vectors)
+    total = vectors.sum(axis=0)
+    return float((total @ total - np.einsum("ij,ij->", vectors, vectors)) / (n * (n - 1)))
+
+
+def noise_scale(streams: list[np.ndarray]) -> NoiseScale:
+    """The noise scale of per-rollout gradients ``streams[i]`` (rollouts x parameters),
+    the streams independent of each other, the rollouts within one possibly not."""
+    if len(streams) < 3:
+        raise ValueError(f"streams: need at least 3 for an interval, got {len(streams)}")
+    means = np.stack([s.mean(axis=0) for s in streams]).astype(np.float64)
+    g2 = _cross_mean(means)
+    s = len(means)
+    jack = np.array([_cross_mean(np.delete(means, i, axis=0)) for i in range(s)])
+    se = math.sqrt((s - 1) / s * float(((jack - jack.mean()) ** 2).sum()))
+    from scipy.stats import t
+
+    half = float(t.ppf(0.975, s - 1)) * se
+    blocks = np.concatenate(streams).astype(np.float64)
+    trace = float(np.einsum("ij,ij->i", blocks, blocks).mean()) - g2
+    unit = blocks / np.maximum(np.linalg.norm(blocks, axis=1, keepdims=True), 1e-30)
+    total = unit.sum(axis=0)
+    same = sum(float(u.sum(axis=0) @ u.sum(axis=0)) for u in np.split(unit, _cuts(streams)))
+    pairs = len(blocks) ** 2 - sum(len(x) ** 2 for x in streams)
+    lo, hi = g2 - half, g2 + half
+    return NoiseScale(
+        streams=s,
+        rollouts=len(blocks),
+        g2=g2,
+        g2_low=lo,
+        g2_high=hi,
+        trace=trace,
+        b_simple=trace / g2 if g2 > 0 else math.inf,
+        b_low=trace / hi if hi > 0 else math.inf,
+        b_high=trace / lo if lo > 0 else math.inf,
+        cos=(float(total @ total) - same) / pairs,
+    )
+
+
+def _cuts(streams: list[np.ndarray]) -> list[int]:
+    return list(np.cumsum([len(x) for x in streams])[:-1])
+
+
+def _gradients(model) -> tuple[np.ndarray, np.ndarray]:
+    """The policy loss's and the entropy term's gradients on the model's full rollout
+    buffer, at the model's own weights (PPO's first step, where the ratio is 1)."""
+    import torch
+    from gymnasium import spaces
+
+    policy = model.policy
+    params = [p for p in policy.parameters() if p.requires_grad]
+    data = next(model.rollout_buffer.get(batch_size=None))
+    actions = data.actions
+    if isinstance(model.action_space, spaces.Discrete):
+        actions = actions.long().flatten()
+    masks = getattr(data, "action_masks", None)
+    kw = {"action_masks": masks} if masks is not None else {}
+    _, log_prob, entropy = policy.evaluate_actions(data.observations, actions, **kw)
+    adv = data.advantages
+    if model.normalize_advantage and len(adv) > 1:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    pg_loss = -(adv * log_prob).mean()
+    ent_loss = -(entropy.mean() if entropy is not None else (-log_prob).mean())
+    flat = []
+    for loss in (pg_loss, model.ent_coef * ent_loss):
+        grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
+        flat.append(
+            np.concatenate(
+                [
+                    (g if g is not None else torch.zeros_like(p)).detach().numpy().ravel()
+                    for g, p in zip(grads, params)
+                ]
+            )
+        )
+    return flat[0], flat[1]
+
+
+def _source(cfg, model: str | None) -> Path | None:
+    """The model to measure at: ``model``, else the config's ``init_from`` for its seed."""
+    from agents.train import _init_source, resolve_model_path
+
+    if model is not None:
+        return resolve_model_path(model)
+    return _init_source(cfg) if cfg.init_from is not None else None
+
+
+def collect_stream(config: str, seed: int, stream: int, rollouts: int, model: str | None) -> Stream:
+    """Stream ``stream``'s rollouts at the model (see the module docstring)."""
+    import torch
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from agents.config import algorithm_class, load_train_config
+    from agents.train import _new_model, make_vec, seed_everything
+
+    cfg = load_train_config(config).model_copy(update={"seed": seed})
+    src = _source(cfg, model)
+    env_seed = DIAG_SEED0 + stream
+    run_cfg = cfg.model_copy(update={"seed": env_seed, "n_envs": 1})
+    seed_everything(env_seed)
+    torch.set_num_threads(cfg.torch_threads)
+    venv = make_vec(run_cfg)
+    m = _new_model(run_cfg, venv, None)
+    if src is not None:
+        other = algorithm_class(cfg.algorithm).load(
+            str(src), device="cpu", custom_objects={"seed": env_seed}
+        )
+        m.policy.load_state_dict(other.policy.state_dict())
+    callbacks = []
+    if cfg.discount_per == "second":
+        from agents.time_discount import SojournCallback
+
+        callbacks.append(SojournCallback())
+    _, callback = m._setup_learn(10**12, CallbackList(callbacks), True, "grad_noise", False)
+    callback.on_training_start(locals(), globals())
+    pg, ent, episodes, seconds = [], [], 0, 0.0
+    for _ in range(rollouts):
+        m.collect_rollouts(m.env, callback, m.rollout_buffer, m.n_steps)
+        buf = m.rollout_buffer
+        episodes += int(np.asarray(buf.episode_starts)[1:].sum())
+        seconds += float(buf.dts.sum()) if hasattr(buf, "dts") else math.nan
+        g, e = _gradients(m)
+        pg.append(g)
+        ent.append(e)
+    venv.close()
+    decisions = rollouts * m.n_steps
+    return Stream(np.stack(pg), np.stack(ent), decisions, episodes, seconds)
+
+
+def measure(
+    config: str,
+    seed: int,
+    streams: int,
+    rollouts: int,
+    workers: int = 1,
+    model: str | None = None,
+    progress: bool = True,
+) -> dict:
+    """Collect ``streams`` x ``rollouts`` rollouts and estimate the noise scale."""
+    from agents.config import load_train_config
+
+    if streams < 3 or rollouts < 1:
+        raise ValueError(f"--streams >= 3 and --rollouts >= 1 expected, got {streams}, {rollouts}")
+    cfg = load_train_config(config).model_copy(update={"seed": seed})
+    src = _source(cfg, model)  # a missing model fails here, before any worker starts
+    args = [(config, seed, k, rollouts, model) for k in range(streams)]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            futures = [pool.submit(collect_stream, *a) for a in args]
+            got = [_ticked(f.result(), k, streams, progress) for k, f in enumerate(futures)]
+    else:
+        got = [_ticked(collect_stream(*a), k, streams, progress) for k, a in enumerate(args)]
+    return summarize(got, cfg, src)
+
+
+def _ticked(stream: Stream, k: int, n: int, progress: bool) -> Stream:
+    if progress:
+        print(f"grad_noise: stream {k + 1}/{n} collected", file=sys.stderr)
+    return stream
+
+
+def summarize(got: list[Stream], cfg, src: Path | None) -> dict:
+    """The estimates of :func:`noise_scale`, per rollout, decision and episode, and the
+    entropy term against the policy gradient."""
+    ns = noise_scale([s.pg for s in got])
+    decisions = sum(s.decisions for s in got)
+    episodes = sum(s.episodes for s in got)
+    per_rollout = decisions / ns.rollouts
+    per_episode = decisions / episodes if episodes else math.nan
+    ent_mean = np.concatenate([s.ent for s in got]).mean(axis=0)
+    g = math.sqrt(ns.g2) if ns.g2 > 0 else math.nan
+    return {
+        "config": cfg.name,
+        "seed": cfg.seed,
+        "model": _label(src),
+        "env_seeds": [DIAG_SEED0, DIAG_SEED0 + ns.streams - 1],
+        **asdict(ns),
+        "decisions": decisions,
+        "decisions_per_rollout": per_rollout,
+        "episodes_ended": episodes,
+        "decisions_per_episode": per_episode,
+        "sim_seconds": float(sum(s.sim_seconds for s in got)),
+        "b_simple_decisions": ns.b_simple * per_rollout,
+        "b_simple_episodes": ns.b_simple * per_rollout / per_episode,
+        "grad_norm": g,
+        "grad_norm_high": math.sqrt(ns.g2_high) if ns.g2_high > 0 else 0.0,
+        "noise_norm": math.sqrt(max(ns.trace, 0.0)),  # one rollout's, around G
+        "entropy_grad_norm": float(np.linalg.norm(ent_mean)),
+        "entropy_over_grad": float(np.linalg.norm(ent_mean)) / g,
+    }
+
+
+def _label(src: Path | None) -> str:
+    """A model's name for people: a shipped model's or run's folder, else the file."""
+    if src is None:
+        return "a fresh network"
+    return src.parent.name if src.name in ("model.zip", "best_model.zip") else str(src)
+
+
+def _finite(x):
+    """JSON has no inf or nan: None stands for both."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def report(r: dict) -> str:
+    """The measurement as lines for people."""
+
+    def fmt(x: float) -> str:
+        return "inf" if math.isinf(x) else f"{x:.3g}"
+
+    return "\n".join(
+        [
+            f"{r['config']} seed {r['seed']} at {r['model']}: {r['streams']} streams x "
+            f"{r['rollouts'] // r['streams']} rollouts ({r['decisions']:,} decisions, "
+            f"{r['episodes_ended']} episodes ended)",
+            f"|G|^2 {fmt(r['g2'])} [{fmt(r['g2_low'])}, {fmt(r['g2_high'])}], "
+            f"tr(Sigma) per rollout {fmt(r['trace'])}",
+            f"B_simple {fmt(r['b_simple'])} rollouts [{fmt(r['b_low'])}, {fmt(r['b_high'])}]"
+            f" = {fmt(r['b_simple_decisions'])} decisions = "
+            f"{fmt(r['b_simple_episodes'])} episodes",
+            f"mean cosine of two rollouts' gradients (different streams): {r['cos']:.4f}",
+            f"norms: |G| {fmt(r['grad_norm'])} (95 % bound {fmt(r['grad_norm_high'])}), one "
+            f"rollout's noise {fmt(r['noise_norm'])}, the entropy term's mean gradient "
+            f"{fmt(r['entropy_grad_norm'])} ({fmt(r['entropy_over_grad'])} x |G|)",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m agents.grad_noise", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--config", required=True, help="a training config (configs/train/*.yaml)")
+    p.add_argument("--seed", type=int, default=0, help="training seed: picks init_from's model")
+    p.add_argument("--model", help="measure at this model instead (path or shipped name)")
+    p.add_argument("--streams", type=int, default=8, help="independent streams (>= 3)")
+    p.add_argument("--rollouts", type=int, default=6, help="rollouts per stream")
+    p.add_argument("--workers", type=int, default=1, help="processes collecting streams")
+    p.add_argument("--out", help="also write the numbers to this JSON file")
+    a = p.parse_args(argv)
+    try:
+        r = measure(a.config, a.seed, a.streams, a.rollouts, a.workers, a.model)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"grad_noise: {e}", file=sys.stderr)
+        return 2
+    print(report(r))
+    if a.out:
+        clean = {k: _finite(v) for k, v in r.items()}
+        Path(a.out).write_text(json.dumps(clean, indent=2, allow_nan=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
