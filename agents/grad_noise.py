@@ -1,54 +1,73 @@
 """How much signal one PPO update carries: the gradient noise scale of the policy loss.
 
 McCandlish et al. ("An Empirical Model of Large-Batch Training", 2018, §2.2) define the
-simple noise scale ``B_simple = tr(Σ) / |G|²``: ``G`` the true gradient, ``Σ`` the
+simple noise scale ``B_simple = tr(Σ) / |G|²``: ``G`` the expected gradient, ``Σ`` the
 covariance of one sample's gradient.  With batches well below ``B_simple`` samples, a step
 is mostly noise and the steps needed to train grow as ``1 + B_simple / B``.  Here a sample
 is one rollout (``n_steps`` decisions per environment, one update's data when ``n_envs`` is
-1), not one decision, since the decisions of a rollout are correlated.
+1), not one decision, since the decisions of a rollout are correlated.  ``G`` is the
+expected gradient of PPO's policy loss under the config's own advantage estimate, which is
+not the gradient of the expected return where that estimate is biased (a value head
+bootstrapped after a short λ).
 
-The measurement is taken at one model (``--model``; by default the config's ``init_from``
-for ``--seed``, or a fresh network when it has none: a config's behaviour clone is not
-made), on the config's environment and hyper-parameters.  ``S`` independent streams (env
-seeds ``DIAG_SEED0 + k``, a range no split, demonstration or training seed uses), each
-``R`` rollouts long, are collected and their advantages computed as training does: the
-config's rollout buffer, with γ and GAE's λ per simulated second where configured.  No
-update is made between rollouts.  Per rollout ``b``:
+The measurement is taken at one model: by default the config's ``init_from`` for
+``--seed`` (or a fresh network when it has none); ``--model`` names another, ``--clone``
+makes the behaviour clone the config's ``pretrain`` makes for ``--seed``.  The weights are
+copied as ``init_from`` copies them (a zeroed value head under ``init_value: false``, wait
+actions grown), on the config's environment and hyper-parameters.  ``S`` independent
+streams (env seeds ``DIAG_SEED0 + k``, a range no split, demonstration or training seed
+uses), each ``R`` rollouts long, are collected and their advantages computed as training
+does: the config's rollout buffer, with γ and GAE's λ per simulated second where
+configured.  No update is made between rollouts, so the advantage estimate does not change
+which rollouts are collected.  Per rollout ``b``:
 
-- ``g_b``: the gradient of PPO's policy loss at the model, where the probability ratio is 1,
-  so it is ``-mean(Â ∇log π)``, with ``Â`` normalized over the rollout (PPO normalizes per
-  minibatch);
+- ``g_b``: the gradient of PPO's clipped policy loss at the model, where the probability
+  ratio is 1, so it is ``-mean(Â ∇log π)``, with ``Â`` normalized over the rollout (PPO
+  normalizes per minibatch);
 - ``e_b``: the gradient of the entropy term, ``ent_coef × -mean(H)``.
 
-Estimates (:func:`noise_scale`):
+Estimates (:func:`noise_scale`, for ``g`` and for ``e`` alike):
 
 - ``|G|²``: the mean inner product of two different streams' mean gradients.  The streams
-  are independent, so it is unbiased; its interval is a jackknife over streams.
-- ``tr Σ``: the mean ``|g_b|²`` less ``|G|²``;
-- ``B_simple``, in rollouts, decisions and episodes, and its range from ``|G|²``'s interval;
+  are independent, so it is unbiased; its interval is a jackknife over streams;
+- ``tr Σ``: the mean ``|g_b|²`` less ``|G|²``; and ``R`` times the variance of a stream's
+  mean, which equals ``tr Σ`` when a stream's rollouts are uncorrelated and exceeds it when
+  they share their luck;
+- ``B_simple`` in rollouts, its data in decisions and episodes, and its range from
+  ``|G|²``'s interval alone (each end a one-sided 97.5 % bound);
 - the mean cosine between two rollouts' gradients from different streams;
-- the norm of the entropy term's mean gradient against ``|G|`` and its upper bound.  The
-  entropy term's gradient barely varies between rollouts, so over many updates it adds
-  up as the signal does while the noise averages out: where it is as large as ``|G|``,
-  the entropy bonus steers the fine-tuning as much as the return does.
+- for the entropy term, its expected gradient's norm against ``|G|``, and the cosine of two
+  rollouts' entropy gradients, which says whether it points the same way at every update.
 
 Usage (the numbers for ``ila72`` are in docs/learning.md)::
 
     python -m agents.grad_noise --config configs/train/ftlam90_jobset_ila72_gate.yaml \\
-        --seed 0 --streams 8 --rollouts 6 --workers 2 --out grad_noise.json
+        --seed 0 --streams 10 --rollouts 6 --workers 2 --out grad_noise.json
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import yaml
+from scipy.stats import t as student_t
+from stable_baselines3.common.callbacks import BaseCallback
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stable_baselines3.common.base_class import BaseAlgorithm
+
+    from agents.config import TrainConfig
 
 #: First env seed of the streams: apart from validation (2000-2019), test (3000-3009),
 #: the behaviour-cloning demonstrations (10 000 and up) and the training seeds' envs.
@@ -76,8 +95,9 @@ class NoiseScale:
     g2_low: float  # its 95 % interval (jackknife over streams)
     g2_high: float
     trace: float  # tr(Sigma) of one rollout's gradient
+    trace_of_means: float  # R x the variance of a stream's mean: trace if uncorrelated
     b_simple: float  # trace / g2, in rollouts (inf when g2 <= 0)
-    b_low: float  # trace / g2_high
+    b_low: float  # trace / g2_high: from g2's interval alone
     b_high: float  # trace / g2_low (inf when g2_low <= 0)
     cos: float  # mean cosine of two rollouts' gradients from different streams
 
@@ -90,18 +110,19 @@ def _cross_mean(vectors: np.ndarray) -> float:
 
 
 def noise_scale(streams: list[np.ndarray]) -> NoiseScale:
-    """The noise scale of per-rollout gradients ``streams[i]`` (rollouts x parameters),
-    the streams independent of each other, the rollouts within one possibly not."""
+    """The noise scale of per-rollout gradients ``streams[i]`` (rollouts x parameters,
+    the same number of rollouts in each), the streams independent of each other, the
+    rollouts within one possibly not."""
     if len(streams) < 3:
         raise ValueError(f"streams: need at least 3 for an interval, got {len(streams)}")
-    means = np.stack([s.mean(axis=0) for s in streams]).astype(np.float64)
+    if len({len(x) for x in streams}) != 1:
+        raise ValueError(f"streams: expected equal lengths, got {[len(x) for x in streams]}")
+    means = np.stack([x.mean(axis=0) for x in streams]).astype(np.float64)
     g2 = _cross_mean(means)
-    s = len(means)
-    jack = np.array([_cross_mean(np.delete(means, i, axis=0)) for i in range(s)])
-    se = math.sqrt((s - 1) / s * float(((jack - jack.mean()) ** 2).sum()))
-    from scipy.stats import t
-
-    half = float(t.ppf(0.975, s - 1)) * se
+    n = len(means)
+    jack = np.array([_cross_mean(np.delete(means, i, axis=0)) for i in range(n)])
+    se = math.sqrt((n - 1) / n * float(((jack - jack.mean()) ** 2).sum()))
+    half = float(student_t.ppf(0.975, n - 1)) * se
     blocks = np.concatenate(streams).astype(np.float64)
     trace = float(np.einsum("ij,ij->i", blocks, blocks).mean()) - g2
     unit = blocks / np.maximum(np.linalg.norm(blocks, axis=1, keepdims=True), 1e-30)
@@ -109,13 +130,15 @@ def noise_scale(streams: list[np.ndarray]) -> NoiseScale:
     same = sum(float(u.sum(axis=0) @ u.sum(axis=0)) for u in np.split(unit, _cuts(streams)))
     pairs = len(blocks) ** 2 - sum(len(x) ** 2 for x in streams)
     lo, hi = g2 - half, g2 + half
+    sq_means = float(np.einsum("ij,ij->i", means, means).mean())
     return NoiseScale(
-        streams=s,
+        streams=n,
         rollouts=len(blocks),
         g2=g2,
         g2_low=lo,
         g2_high=hi,
         trace=trace,
+        trace_of_means=len(streams[0]) * (sq_means - g2),
         b_simple=trace / g2 if g2 > 0 else math.inf,
         b_low=trace / hi if hi > 0 else math.inf,
         b_high=trace / lo if lo > 0 else math.inf,
@@ -127,7 +150,7 @@ def _cuts(streams: list[np.ndarray]) -> list[int]:
     return list(np.cumsum([len(x) for x in streams])[:-1])
 
 
-def _gradients(model) -> tuple[np.ndarray, np.ndarray]:
+def _gradients(model: BaseAlgorithm) -> tuple[np.ndarray, np.ndarray]:
     """The policy loss's and the entropy term's gradients on the model's full rollout
     buffer, at the model's own weights (PPO's first step, where the ratio is 1)."""
     import torch
@@ -161,13 +184,62 @@ def _gradients(model) -> tuple[np.ndarray, np.ndarray]:
     return flat[0], flat[1]
 
 
-def _source(cfg, model: str | None) -> Path | None:
-    """The model to measure at: ``model``, else the config's ``init_from`` for its seed."""
-    from agents.train import _init_source, resolve_model_path
+class _EpisodeCount(BaseCallback):
+    """Counts the episodes that end while rollouts are collected."""
 
-    if model is not None:
-        return resolve_model_path(model)
-    return _init_source(cfg) if cfg.init_from is not None else None
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def _on_step(self) -> bool:
+        self.n += int(np.sum(self.locals["dones"]))
+        return True
+
+
+def _source(cfg: TrainConfig, model: str | None) -> Path | None:
+    """The model to measure at: ``model``, else the config's ``init_from`` for its seed;
+    a model whose weights would mean something else under ``cfg`` is refused."""
+    from agents.train import (
+        _init_source,
+        config_differences,
+        find_config,
+        read_saved_config,
+        resolve_model_path,
+    )
+
+    if model is None:
+        return _init_source(cfg) if cfg.init_from is not None else None
+    src = resolve_model_path(model)
+    saved = read_saved_config(find_config(src))
+    differ = config_differences(cfg, saved)
+    if differ:
+        raise ValueError(
+            f"--model {model} was trained with other {', '.join(differ)} than {cfg.name}"
+        )
+    return src
+
+
+def make_clone(cfg: TrainConfig, out: Path) -> Path:
+    """The behaviour clone a training run of ``cfg`` starts from, made as ``train`` makes
+    it (same seeds, same order), saved as a run folder in ``out`` with the cloning's
+    loss and agreement in its ``train_stats.yaml``."""
+    import torch
+
+    from agents.train import _new_model, _warm_start, make_vec, seed_everything
+
+    if cfg.pretrain is None:
+        raise ValueError(f"--clone: {cfg.name} has no pretrain to make a clone with")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    seed_everything(cfg.seed)
+    torch.set_num_threads(cfg.torch_threads)
+    venv = make_vec(cfg)
+    model = _new_model(cfg, venv, None)
+    stats = _warm_start(model, cfg)  # how well it copied, as a run's train_stats.yaml says
+    (out / "train_stats.yaml").write_text(yaml.safe_dump(stats, sort_keys=False))
+    model.save(str(out / "model.zip"))
+    venv.close()
+    return out / "model.zip"
 
 
 def collect_stream(config: str, seed: int, stream: int, rollouts: int, model: str | None) -> Stream:
@@ -175,8 +247,8 @@ def collect_stream(config: str, seed: int, stream: int, rollouts: int, model: st
     import torch
     from stable_baselines3.common.callbacks import CallbackList
 
-    from agents.config import algorithm_class, load_train_config
-    from agents.train import _new_model, make_vec, seed_everything
+    from agents.config import load_train_config
+    from agents.train import _init_from, _new_model, make_vec, seed_everything
 
     cfg = load_train_config(config).model_copy(update={"seed": seed})
     src = _source(cfg, model)
@@ -187,29 +259,32 @@ def collect_stream(config: str, seed: int, stream: int, rollouts: int, model: st
     venv = make_vec(run_cfg)
     m = _new_model(run_cfg, venv, None)
     if src is not None:
-        other = algorithm_class(cfg.algorithm).load(
-            str(src), device="cpu", custom_objects={"seed": env_seed}
-        )
-        m.policy.load_state_dict(other.policy.state_dict())
-    callbacks = []
+        # as a fine-tuning copies them; loading reseeds the global generators with the
+        # run's seed, here the stream's; its "starting from" line is said once, not per stream
+        with contextlib.redirect_stderr(io.StringIO()):
+            _init_from(m, run_cfg.model_copy(update={"init_from": str(src)}), src)
+    count = _EpisodeCount()
+    callbacks: list[BaseCallback] = [count]
     if cfg.discount_per == "second":
         from agents.time_discount import SojournCallback
 
-        callbacks.append(SojournCallback())
+        callbacks.insert(0, SojournCallback())
+    # SB3's own rollout collection, outside learn(): _setup_learn makes the logger, the
+    # first observation and the callbacks; the huge total keeps the schedules' progress at
+    # ~1 (no update is made, so it changes nothing but the logged learning rate)
     _, callback = m._setup_learn(10**12, CallbackList(callbacks), True, "grad_noise", False)
     callback.on_training_start(locals(), globals())
-    pg, ent, episodes, seconds = [], [], 0, 0.0
+    pg, ent, seconds = [], [], 0.0
     for _ in range(rollouts):
         m.collect_rollouts(m.env, callback, m.rollout_buffer, m.n_steps)
         buf = m.rollout_buffer
-        episodes += int(np.asarray(buf.episode_starts)[1:].sum())
         seconds += float(buf.dts.sum()) if hasattr(buf, "dts") else math.nan
         g, e = _gradients(m)
         pg.append(g)
         ent.append(e)
     venv.close()
     decisions = rollouts * m.n_steps
-    return Stream(np.stack(pg), np.stack(ent), decisions, episodes, seconds)
+    return Stream(np.stack(pg), np.stack(ent), decisions, count.n, seconds)
 
 
 def measure(
@@ -220,22 +295,30 @@ def measure(
     workers: int = 1,
     model: str | None = None,
     progress: bool = True,
+    clone: bool = False,
 ) -> dict:
     """Collect ``streams`` x ``rollouts`` rollouts and estimate the noise scale."""
     from agents.config import load_train_config
 
     if streams < 3 or rollouts < 1:
         raise ValueError(f"--streams >= 3 and --rollouts >= 1 expected, got {streams}, {rollouts}")
+    if clone and model is not None:
+        raise ValueError("--clone and --model: give one")
     cfg = load_train_config(config).model_copy(update={"seed": seed})
-    src = _source(cfg, model)  # a missing model fails here, before any worker starts
-    args = [(config, seed, k, rollouts, model) for k in range(streams)]
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            futures = [pool.submit(collect_stream, *a) for a in args]
-            got = [_ticked(f.result(), k, streams, progress) for k, f in enumerate(futures)]
-    else:
-        got = [_ticked(collect_stream(*a), k, streams, progress) for k, a in enumerate(args)]
-    return summarize(got, cfg, src)
+    with tempfile.TemporaryDirectory() as tmp:
+        label = None
+        if clone:
+            model = str(make_clone(cfg, Path(tmp) / "clone"))
+            label = f"the behaviour clone for seed {seed}"
+        src = _source(cfg, model)  # a missing model fails here, before any worker starts
+        args = [(config, seed, k, rollouts, model) for k in range(streams)]
+        if workers > 1:
+            with ProcessPoolExecutor(workers) as pool:
+                futures = [pool.submit(collect_stream, *a) for a in args]
+                got = [_ticked(f.result(), k, streams, progress) for k, f in enumerate(futures)]
+        else:
+            got = [_ticked(collect_stream(*a), k, streams, progress) for k, a in enumerate(args)]
+    return summarize(got, cfg, label or _label(src))
 
 
 def _ticked(stream: Stream, k: int, n: int, progress: bool) -> Stream:
@@ -244,20 +327,21 @@ def _ticked(stream: Stream, k: int, n: int, progress: bool) -> Stream:
     return stream
 
 
-def summarize(got: list[Stream], cfg, src: Path | None) -> dict:
-    """The estimates of :func:`noise_scale`, per rollout, decision and episode, and the
-    entropy term against the policy gradient."""
+def summarize(got: list[Stream], cfg: TrainConfig, label: str) -> dict[str, Any]:
+    """The estimates of :func:`noise_scale` for the policy loss, per rollout, decision
+    and episode, and for the entropy term against it."""
     ns = noise_scale([s.pg for s in got])
+    ent = noise_scale([s.ent for s in got])
     decisions = sum(s.decisions for s in got)
     episodes = sum(s.episodes for s in got)
     per_rollout = decisions / ns.rollouts
     per_episode = decisions / episodes if episodes else math.nan
-    ent_mean = np.concatenate([s.ent for s in got]).mean(axis=0)
     g = math.sqrt(ns.g2) if ns.g2 > 0 else math.nan
+    e = math.sqrt(ent.g2) if ent.g2 > 0 else math.nan
     return {
         "config": cfg.name,
         "seed": cfg.seed,
-        "model": _label(src),
+        "model": label,
         "env_seeds": [DIAG_SEED0, DIAG_SEED0 + ns.streams - 1],
         **asdict(ns),
         "decisions": decisions,
@@ -265,13 +349,15 @@ def summarize(got: list[Stream], cfg, src: Path | None) -> dict:
         "episodes_ended": episodes,
         "decisions_per_episode": per_episode,
         "sim_seconds": float(sum(s.sim_seconds for s in got)),
+        # B_simple rollouts' data, counted in decisions and in episodes
         "b_simple_decisions": ns.b_simple * per_rollout,
         "b_simple_episodes": ns.b_simple * per_rollout / per_episode,
         "grad_norm": g,
         "grad_norm_high": math.sqrt(ns.g2_high) if ns.g2_high > 0 else 0.0,
         "noise_norm": math.sqrt(max(ns.trace, 0.0)),  # one rollout's, around G
-        "entropy_grad_norm": float(np.linalg.norm(ent_mean)),
-        "entropy_over_grad": float(np.linalg.norm(ent_mean)) / g,
+        "entropy_grad_norm": e,  # the entropy term's expected gradient
+        "entropy_over_grad": e / g,
+        "entropy_cos": ent.cos,  # of two rollouts' entropy gradients
     }
 
 
@@ -282,7 +368,7 @@ def _label(src: Path | None) -> str:
     return src.parent.name if src.name in ("model.zip", "best_model.zip") else str(src)
 
 
-def _finite(x):
+def _finite(x: Any) -> Any:
     """JSON has no inf or nan: None stands for both."""
     if isinstance(x, float) and not math.isfinite(x):
         return None
@@ -302,13 +388,16 @@ def report(r: dict) -> str:
             f"{r['episodes_ended']} episodes ended)",
             f"|G|^2 {fmt(r['g2'])} [{fmt(r['g2_low'])}, {fmt(r['g2_high'])}], "
             f"tr(Sigma) per rollout {fmt(r['trace'])}",
+            f"R x the variance of a stream's mean {fmt(r['trace_of_means'])} (= tr(Sigma) if a "
+            "stream's rollouts are uncorrelated)",
             f"B_simple {fmt(r['b_simple'])} rollouts [{fmt(r['b_low'])}, {fmt(r['b_high'])}]"
-            f" = {fmt(r['b_simple_decisions'])} decisions = "
+            f" from |G|^2's interval; its data: {fmt(r['b_simple_decisions'])} decisions, "
             f"{fmt(r['b_simple_episodes'])} episodes",
             f"mean cosine of two rollouts' gradients (different streams): {r['cos']:.4f}",
             f"norms: |G| {fmt(r['grad_norm'])} (95 % bound {fmt(r['grad_norm_high'])}), one "
-            f"rollout's noise {fmt(r['noise_norm'])}, the entropy term's mean gradient "
-            f"{fmt(r['entropy_grad_norm'])} ({fmt(r['entropy_over_grad'])} x |G|)",
+            f"rollout's noise {fmt(r['noise_norm'])}, the entropy term's expected gradient "
+            f"{fmt(r['entropy_grad_norm'])} ({fmt(r['entropy_over_grad'])} x |G|; two "
+            f"rollouts' entropy gradients have cosine {r['entropy_cos']:.3f})",
         ]
     )
 
@@ -320,13 +409,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", required=True, help="a training config (configs/train/*.yaml)")
     p.add_argument("--seed", type=int, default=0, help="training seed: picks init_from's model")
     p.add_argument("--model", help="measure at this model instead (path or shipped name)")
+    p.add_argument(
+        "--clone", action="store_true", help="measure at the behaviour clone of pretrain"
+    )
     p.add_argument("--streams", type=int, default=8, help="independent streams (>= 3)")
     p.add_argument("--rollouts", type=int, default=6, help="rollouts per stream")
     p.add_argument("--workers", type=int, default=1, help="processes collecting streams")
     p.add_argument("--out", help="also write the numbers to this JSON file")
     a = p.parse_args(argv)
     try:
-        r = measure(a.config, a.seed, a.streams, a.rollouts, a.workers, a.model)
+        r = measure(a.config, a.seed, a.streams, a.rollouts, a.workers, a.model, clone=a.clone)
     except (ValueError, FileNotFoundError) as e:
         print(f"grad_noise: {e}", file=sys.stderr)
         return 2

@@ -262,7 +262,7 @@ def _start_run(
     return _Run(cfg, _fresh_run_dir(Path(logdir), cfg.name), steps or cfg.total_steps)
 
 
-def _new_model(cfg: TrainConfig, venv: VecEnv, tb: str) -> BaseAlgorithm:
+def _new_model(cfg: TrainConfig, venv: VecEnv, tb: str | None) -> BaseAlgorithm:
     """A fresh model of ``cfg.algorithm`` with its policy, hyper-parameters, the per-second
     discount's rollout buffer and the linear learning-rate schedule when configured."""
     from agents.extractors import resolve_policy

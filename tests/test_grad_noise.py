@@ -39,6 +39,8 @@ def test_the_noise_scale_of_gradients_with_known_signal_and_noise():
     assert ns.b_low < 10.0 < ns.b_high
     # two noisy rollouts' cosine: |G|^2 / (|G|^2 + tr Sigma), about 1/11
     assert ns.cos == pytest.approx(1 / 11, abs=0.02)
+    # uncorrelated rollouts: R x a stream mean's variance is tr(Sigma) too
+    assert ns.trace_of_means == pytest.approx(10.0, rel=0.2)
 
 
 def test_noise_alone_gives_no_signal_and_an_open_interval():
@@ -58,9 +60,13 @@ def test_rollouts_of_one_stream_that_share_their_noise_do_not_count_as_signal():
     assert abs(ns.g2) < 0.1 * P / 20**0.5
 
 
-def test_too_few_streams_is_an_error_that_names_them():
+def test_too_few_or_uneven_streams_are_errors_that_name_them():
     with pytest.raises(ValueError, match="streams: need at least 3"):
         noise_scale(_streams(np.zeros(P), 1.0, n=2, rollouts=3))
+    uneven = _streams(np.zeros(P), 1.0, n=3, rollouts=3)
+    uneven[0] = uneven[0][:2]
+    with pytest.raises(ValueError, match=r"streams: expected equal lengths, got \[2, 3, 3\]"):
+        noise_scale(uneven)
 
 
 TINY = {
@@ -81,7 +87,44 @@ def _tiny_config(tmp_path) -> str:
     return str(path)
 
 
-def test_a_rollouts_gradient_is_ppos_first_step():
+def _flat(tensors, params) -> np.ndarray:
+    return np.concatenate(
+        [
+            (g if g is not None else torch.zeros_like(p)).detach().numpy().ravel()
+            for g, p in zip(tensors, params)
+        ]
+    )
+
+
+def test_a_rollouts_gradient_is_what_ppos_first_update_follows():
+    from agents.time_discount import SojournCallback
+    from agents.train import _new_model, make_vec, seed_everything
+
+    # one minibatch of the whole rollout, one epoch, the policy loss alone, no clipping of
+    # the norm: MaskablePPO's first optimizer step then follows exactly the policy gradient
+    hp = {"batch_size": 64, "n_epochs": 1, "vf_coef": 0.0, "ent_coef": 0.0, "max_grad_norm": 1e9}
+    cfg = TrainConfig.model_validate({**TINY, "hyperparameters": {**TINY["hyperparameters"], **hp}})
+    seed_everything(0)
+    venv = make_vec(cfg)
+    model = _new_model(cfg, venv, None)
+    _, cb = model._setup_learn(10**6, CallbackList([SojournCallback()]), True, "t", False)
+    cb.on_training_start(locals(), globals())
+    model.collect_rollouts(model.env, cb, model.rollout_buffer, model.n_steps)
+    pg, ent = grad_noise._gradients(model)
+    assert np.linalg.norm(pg) > 0 and not ent.any()  # ent_coef 0
+    params = [p for p in model.policy.parameters() if p.requires_grad]
+    seen = []
+    # record the gradient PPO's optimizer would apply, and do not apply it
+    model.policy.optimizer.step = lambda *a, **k: seen.append(
+        _flat([p.grad for p in params], params)
+    )
+    model.train()
+    assert len(seen) == 1
+    np.testing.assert_allclose(seen[0], pg, rtol=1e-4, atol=1e-7)
+    venv.close()
+
+
+def test_the_entropy_terms_gradient_is_ent_coef_times_that_of_minus_the_entropy():
     from agents.time_discount import SojournCallback
     from agents.train import _new_model, make_vec, seed_everything
 
@@ -92,34 +135,14 @@ def test_a_rollouts_gradient_is_ppos_first_step():
     _, cb = model._setup_learn(10**6, CallbackList([SojournCallback()]), True, "t", False)
     cb.on_training_start(locals(), globals())
     model.collect_rollouts(model.env, cb, model.rollout_buffer, model.n_steps)
-    pg, ent = grad_noise._gradients(model)
-    # PPO's clipped surrogate on the same data, as MaskablePPO.train computes it
+    _, ent = grad_noise._gradients(model)
     data = next(model.rollout_buffer.get(batch_size=None))
-    actions = data.actions.long().flatten()
-    _, log_prob, entropy = model.policy.evaluate_actions(
-        data.observations, actions, action_masks=data.action_masks
+    _, _, entropy = model.policy.evaluate_actions(
+        data.observations, data.actions.long().flatten(), action_masks=data.action_masks
     )
-    adv = (data.advantages - data.advantages.mean()) / (data.advantages.std() + 1e-8)
-    ratio = torch.exp(log_prob - data.old_log_prob)
-    assert torch.allclose(ratio, torch.ones_like(ratio), atol=1e-5)  # no update yet
-    clip = model.clip_range(1.0)
-    loss = -torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip, 1 + clip)).mean()
     params = [p for p in model.policy.parameters() if p.requires_grad]
-    grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
-    want = np.concatenate(
-        [
-            (g if g is not None else torch.zeros_like(p)).numpy().ravel()
-            for g, p in zip(grads, params)
-        ]
-    )
-    np.testing.assert_allclose(pg, want, rtol=1e-4, atol=1e-7)
-    assert np.linalg.norm(pg) > 0
-    # the entropy term's gradient: ent_coef x the gradient of -mean(H)
-    e = torch.autograd.grad(-0.01 * entropy.mean(), params, allow_unused=True)
-    e = np.concatenate(
-        [(g if g is not None else torch.zeros_like(p)).numpy().ravel() for g, p in zip(e, params)]
-    )
-    np.testing.assert_allclose(ent, e, rtol=1e-4, atol=1e-8)
+    want = _flat(torch.autograd.grad(-0.01 * entropy.mean(), params, allow_unused=True), params)
+    np.testing.assert_allclose(ent, want, rtol=1e-4, atol=1e-8)
     venv.close()
 
 
@@ -130,8 +153,8 @@ def test_a_measurement_on_a_small_config_is_repeatable(tmp_path):
     assert json.dumps(a) == json.dumps(b)  # each stream's env and policy seeds are fixed
     assert a["decisions"] == 3 * 2 * 64 and a["rollouts"] == 6
     assert a["model"] == "a fresh network" and a["env_seeds"] == [5000, 5002]
-    assert a["trace"] > 0 and a["entropy_grad_norm"] > 0
-    assert a["sim_seconds"] > 0
+    assert a["trace"] > 0 and a["sim_seconds"] > 0
+    assert -1.0 <= a["entropy_cos"] <= 1.0
 
 
 def test_the_command_writes_json_and_refuses_a_missing_model(tmp_path, capsys):
@@ -144,3 +167,28 @@ def test_the_command_writes_json_and_refuses_a_missing_model(tmp_path, capsys):
     assert "B_simple" in capsys.readouterr().out
     assert grad_noise.main([*argv, "--model", "no-such-model"]) == 2
     assert "no-such-model" in capsys.readouterr().err
+    # a shipped model of another network: refused, naming what differs
+    assert grad_noise.main([*argv, "--model", "lee-gpu-wfair-v1-s0"]) == 2
+    assert "was trained with other" in capsys.readouterr().err
+    assert grad_noise.main([*argv, "--clone"]) == 2  # TINY has no pretrain
+    assert "has no pretrain" in capsys.readouterr().err
+
+
+def test_a_measurement_at_the_clone_starts_where_training_would(tmp_path):
+    cfg = {**TINY, "pretrain": {"expert": "wfair", "episodes": 1, "epochs": 1}}
+    path = tmp_path / "bc.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    r = grad_noise.measure(str(path), 0, streams=3, rollouts=1, progress=False, clone=True)
+    assert r["model"] == "the behaviour clone for seed 0" and r["decisions"] == 3 * 64
+    # the clone is the one a training run of the config starts from: the same cloning
+    from agents.config import load_train_config
+    from agents.train import train
+
+    bc = load_train_config(str(path))
+    run = train(bc.model_copy(update={"total_steps": 1}), logdir=tmp_path / "runs", progress=False)
+    made = grad_noise.make_clone(bc, tmp_path / "clone")
+    ran = yaml.safe_load((run / "train_stats.yaml").read_text())
+    cloned = yaml.safe_load((made.parent / "train_stats.yaml").read_text())
+    assert cloned["bc_samples"] > 0
+    for key in ("bc_loss", "bc_agreement", "bc_samples"):
+        assert cloned[key] == ran[key]
