@@ -147,6 +147,7 @@ def noise_scale(streams: list[np.ndarray]) -> NoiseScale:
 
 
 def _cuts(streams: list[np.ndarray]) -> list[int]:
+    """Where each stream's rows start in the streams stacked, the first's left out."""
     return list(np.cumsum([len(x) for x in streams])[:-1])
 
 
@@ -260,7 +261,7 @@ def collect_stream(config: str, seed: int, stream: int, rollouts: int, model: st
     m = _new_model(run_cfg, venv, None)
     if src is not None:
         # as a fine-tuning copies them; loading reseeds the global generators with the
-        # run's seed, here the stream's; its "starting from" line is said once, not per stream
+        # run's seed, here the stream's; its "starting from" line would repeat per stream
         with contextlib.redirect_stderr(io.StringIO()):
             _init_from(m, run_cfg.model_copy(update={"init_from": str(src)}), src)
     count = _EpisodeCount()
@@ -296,7 +297,7 @@ def measure(
     model: str | None = None,
     progress: bool = True,
     clone: bool = False,
-) -> dict:
+) -> dict[str, Any]:
     """Collect ``streams`` x ``rollouts`` rollouts and estimate the noise scale."""
     from agents.config import load_train_config
 

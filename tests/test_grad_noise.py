@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -96,54 +97,53 @@ def _flat(tensors, params) -> np.ndarray:
     )
 
 
-def test_a_rollouts_gradient_is_what_ppos_first_update_follows():
+@contextmanager
+def _one_rollout(cfg: TrainConfig):
+    """A fresh model of ``cfg`` with one rollout collected, as training collects it."""
     from agents.time_discount import SojournCallback
     from agents.train import _new_model, make_vec, seed_everything
 
+    seed_everything(0)
+    venv = make_vec(cfg)
+    model = _new_model(cfg, venv, None)
+    _, cb = model._setup_learn(10**6, CallbackList([SojournCallback()]), True, "t", False)
+    cb.on_training_start(locals(), globals())
+    model.collect_rollouts(model.env, cb, model.rollout_buffer, model.n_steps)
+    try:
+        yield model
+    finally:
+        venv.close()
+
+
+def test_a_rollouts_gradient_is_what_ppos_first_update_follows():
     # one minibatch of the whole rollout, one epoch, the policy loss alone, no clipping of
     # the norm: MaskablePPO's first optimizer step then follows exactly the policy gradient
     hp = {"batch_size": 64, "n_epochs": 1, "vf_coef": 0.0, "ent_coef": 0.0, "max_grad_norm": 1e9}
     cfg = TrainConfig.model_validate({**TINY, "hyperparameters": {**TINY["hyperparameters"], **hp}})
-    seed_everything(0)
-    venv = make_vec(cfg)
-    model = _new_model(cfg, venv, None)
-    _, cb = model._setup_learn(10**6, CallbackList([SojournCallback()]), True, "t", False)
-    cb.on_training_start(locals(), globals())
-    model.collect_rollouts(model.env, cb, model.rollout_buffer, model.n_steps)
-    pg, ent = grad_noise._gradients(model)
-    assert np.linalg.norm(pg) > 0 and not ent.any()  # ent_coef 0
-    params = [p for p in model.policy.parameters() if p.requires_grad]
-    seen = []
-    # record the gradient PPO's optimizer would apply, and do not apply it
-    model.policy.optimizer.step = lambda *a, **k: seen.append(
-        _flat([p.grad for p in params], params)
-    )
-    model.train()
+    with _one_rollout(cfg) as model:
+        pg, ent = grad_noise._gradients(model)
+        assert np.linalg.norm(pg) > 0 and not ent.any()  # ent_coef 0
+        params = [p for p in model.policy.parameters() if p.requires_grad]
+        seen = []
+        # record the gradient PPO's optimizer would apply, and do not apply it
+        model.policy.optimizer.step = lambda *a, **k: seen.append(
+            _flat([p.grad for p in params], params)
+        )
+        model.train()
     assert len(seen) == 1
     np.testing.assert_allclose(seen[0], pg, rtol=1e-4, atol=1e-7)
-    venv.close()
 
 
 def test_the_entropy_terms_gradient_is_ent_coef_times_that_of_minus_the_entropy():
-    from agents.time_discount import SojournCallback
-    from agents.train import _new_model, make_vec, seed_everything
-
-    cfg = TrainConfig.model_validate(TINY)
-    seed_everything(0)
-    venv = make_vec(cfg)
-    model = _new_model(cfg, venv, None)
-    _, cb = model._setup_learn(10**6, CallbackList([SojournCallback()]), True, "t", False)
-    cb.on_training_start(locals(), globals())
-    model.collect_rollouts(model.env, cb, model.rollout_buffer, model.n_steps)
-    _, ent = grad_noise._gradients(model)
-    data = next(model.rollout_buffer.get(batch_size=None))
-    _, _, entropy = model.policy.evaluate_actions(
-        data.observations, data.actions.long().flatten(), action_masks=data.action_masks
-    )
-    params = [p for p in model.policy.parameters() if p.requires_grad]
-    want = _flat(torch.autograd.grad(-0.01 * entropy.mean(), params, allow_unused=True), params)
-    np.testing.assert_allclose(ent, want, rtol=1e-4, atol=1e-8)
-    venv.close()
+    with _one_rollout(TrainConfig.model_validate(TINY)) as model:
+        _, ent = grad_noise._gradients(model)
+        data = next(model.rollout_buffer.get(batch_size=None))
+        _, _, entropy = model.policy.evaluate_actions(
+            data.observations, data.actions.long().flatten(), action_masks=data.action_masks
+        )
+        params = [p for p in model.policy.parameters() if p.requires_grad]
+        grads = torch.autograd.grad(-0.01 * entropy.mean(), params, allow_unused=True)
+    np.testing.assert_allclose(ent, _flat(grads, params), rtol=1e-4, atol=1e-8)
 
 
 def test_a_measurement_on_a_small_config_is_repeatable(tmp_path):
