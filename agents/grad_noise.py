@@ -54,6 +54,7 @@ import json
 import math
 import sys
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -117,38 +118,44 @@ def noise_scale(streams: list[np.ndarray]) -> NoiseScale:
         raise ValueError(f"streams: need at least 3 for an interval, got {len(streams)}")
     if len({len(x) for x in streams}) != 1:
         raise ValueError(f"streams: expected equal lengths, got {[len(x) for x in streams]}")
-    means = np.stack([x.mean(axis=0) for x in streams]).astype(np.float64)
+    grads = np.stack(streams).astype(np.float64)  # streams x rollouts x parameters
+    n, r = grads.shape[:2]
+    means = grads.mean(axis=1)
     g2 = _cross_mean(means)
-    n = len(means)
     jack = np.array([_cross_mean(np.delete(means, i, axis=0)) for i in range(n)])
     se = math.sqrt((n - 1) / n * float(((jack - jack.mean()) ** 2).sum()))
     half = float(student_t.ppf(0.975, n - 1)) * se
-    blocks = np.concatenate(streams).astype(np.float64)
-    trace = float(np.einsum("ij,ij->i", blocks, blocks).mean()) - g2
-    unit = blocks / np.maximum(np.linalg.norm(blocks, axis=1, keepdims=True), 1e-30)
-    total = unit.sum(axis=0)
-    same = sum(float(u.sum(axis=0) @ u.sum(axis=0)) for u in np.split(unit, _cuts(streams)))
-    pairs = len(blocks) ** 2 - sum(len(x) ** 2 for x in streams)
+    trace = float(np.einsum("srp,srp->", grads, grads)) / (n * r) - g2
+    unit = grads / np.maximum(np.linalg.norm(grads, axis=2, keepdims=True), 1e-30)
     lo, hi = g2 - half, g2 + half
-    sq_means = float(np.einsum("ij,ij->i", means, means).mean())
+    sq_means = float(np.einsum("sp,sp->", means, means)) / n
     return NoiseScale(
         streams=n,
-        rollouts=len(blocks),
+        rollouts=n * r,
         g2=g2,
         g2_low=lo,
         g2_high=hi,
         trace=trace,
-        trace_of_means=len(streams[0]) * (sq_means - g2),
+        trace_of_means=r * (sq_means - g2),
         b_simple=trace / g2 if g2 > 0 else math.inf,
         b_low=trace / hi if hi > 0 else math.inf,
         b_high=trace / lo if lo > 0 else math.inf,
-        cos=(float(total @ total) - same) / pairs,
+        # equal stream lengths: the mean over cross-stream pairs of rollouts is the mean
+        # over pairs of streams of their mean unit vectors' inner product
+        cos=_cross_mean(unit.mean(axis=1)),
     )
 
 
-def _cuts(streams: list[np.ndarray]) -> list[int]:
-    """Where each stream's rows start in the streams stacked, the first's left out."""
-    return list(np.cumsum([len(x) for x in streams])[:-1])
+def flat_grads(grads: Sequence[Any], params: Sequence[Any]) -> np.ndarray:
+    """Gradients as one vector, in ``params``' order; a parameter without one counts 0."""
+    import torch
+
+    return np.concatenate(
+        [
+            (g if g is not None else torch.zeros_like(p)).detach().numpy().ravel()
+            for g, p in zip(grads, params)
+        ]
+    )
 
 
 def _gradients(model: BaseAlgorithm) -> tuple[np.ndarray, np.ndarray]:
@@ -171,18 +178,9 @@ def _gradients(model: BaseAlgorithm) -> tuple[np.ndarray, np.ndarray]:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     pg_loss = -(adv * log_prob).mean()
     ent_loss = -(entropy.mean() if entropy is not None else (-log_prob).mean())
-    flat = []
-    for loss in (pg_loss, model.ent_coef * ent_loss):
-        grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
-        flat.append(
-            np.concatenate(
-                [
-                    (g if g is not None else torch.zeros_like(p)).detach().numpy().ravel()
-                    for g, p in zip(grads, params)
-                ]
-            )
-        )
-    return flat[0], flat[1]
+    pg = torch.autograd.grad(pg_loss, params, retain_graph=True, allow_unused=True)
+    ent = torch.autograd.grad(model.ent_coef * ent_loss, params, allow_unused=True)
+    return flat_grads(pg, params), flat_grads(ent, params)
 
 
 class _EpisodeCount(BaseCallback):

@@ -88,15 +88,6 @@ def _tiny_config(tmp_path) -> str:
     return str(path)
 
 
-def _flat(tensors, params) -> np.ndarray:
-    return np.concatenate(
-        [
-            (g if g is not None else torch.zeros_like(p)).detach().numpy().ravel()
-            for g, p in zip(tensors, params)
-        ]
-    )
-
-
 @contextmanager
 def _one_rollout(cfg: TrainConfig):
     """A fresh model of ``cfg`` with one rollout collected, as training collects it."""
@@ -127,7 +118,7 @@ def test_a_rollouts_gradient_is_what_ppos_first_update_follows():
         seen = []
         # record the gradient PPO's optimizer would apply, and do not apply it
         model.policy.optimizer.step = lambda *a, **k: seen.append(
-            _flat([p.grad for p in params], params)
+            grad_noise.flat_grads([p.grad for p in params], params)
         )
         model.train()
     assert len(seen) == 1
@@ -143,7 +134,7 @@ def test_the_entropy_terms_gradient_is_ent_coef_times_that_of_minus_the_entropy(
         )
         params = [p for p in model.policy.parameters() if p.requires_grad]
         grads = torch.autograd.grad(-0.01 * entropy.mean(), params, allow_unused=True)
-    np.testing.assert_allclose(ent, _flat(grads, params), rtol=1e-4, atol=1e-8)
+    np.testing.assert_allclose(ent, grad_noise.flat_grads(grads, params), rtol=1e-4, atol=1e-8)
 
 
 def test_a_measurement_on_a_small_config_is_repeatable(tmp_path):
