@@ -12,7 +12,9 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from mrgym.config import Scenario
@@ -27,6 +29,7 @@ __all__ = [
     "scenario",
     "run_cli",
     "run_cli_process",
+    "StubModel",
     "StubType",
     "StubHost",
     "StubVM",
@@ -235,3 +238,40 @@ class Script(Scheduler):
 
     def control(self, view):
         return self.act(view)
+
+
+# -- an SB3-like model with fixed action probabilities (decoding and ablation tests) -------
+class StubPolicy:
+    """An SB3-like policy whose distribution is fixed (masked actions get 0)."""
+
+    def __init__(self, probs):
+        self.probs = np.asarray(probs, dtype=np.float64)
+
+    def obs_to_tensor(self, obs):
+        import torch as th  # lazy: only the tests that use a stub need torch
+
+        return th.as_tensor(obs)[None], True
+
+    def get_distribution(self, obs, action_masks=None):
+        import torch as th
+
+        p = self.probs.copy()
+        if action_masks is not None:
+            p = np.where(action_masks, p, 0.0)
+        p = p / p.sum()
+        return SimpleNamespace(distribution=SimpleNamespace(probs=th.as_tensor(p)[None]))
+
+
+class StubModel:
+    """A model whose ``predict`` is the argmax of the stub policy's legal probabilities."""
+
+    def __init__(self, probs):
+        self.policy = StubPolicy(probs)
+
+    def predict(self, obs, action_masks=None, deterministic=True):
+        p = (
+            self.policy.probs
+            if action_masks is None
+            else np.where(action_masks, self.policy.probs, 0)
+        )
+        return int(np.argmax(p)), None

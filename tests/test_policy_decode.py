@@ -2,45 +2,13 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
 th = pytest.importorskip("torch")
 
 from mrgym.policy import ModelPolicy  # noqa: E402
-
-
-class _StubPolicy:
-    """An SB3-like policy whose distribution is fixed (masked actions get 0)."""
-
-    def __init__(self, probs):
-        self.probs = np.asarray(probs, dtype=np.float64)
-
-    def obs_to_tensor(self, obs):
-        return th.as_tensor(obs)[None], True
-
-    def get_distribution(self, obs, action_masks=None):
-        p = self.probs.copy()
-        if action_masks is not None:
-            p = np.where(action_masks, p, 0.0)
-        p = p / p.sum()
-        return SimpleNamespace(distribution=SimpleNamespace(probs=th.as_tensor(p)[None]))
-
-
-class _StubModel:
-    def __init__(self, probs):
-        self.policy = _StubPolicy(probs)
-
-    def predict(self, obs, action_masks=None, deterministic=True):
-        p = (
-            self.policy.probs
-            if action_masks is None
-            else np.where(action_masks, self.policy.probs, 0)
-        )
-        return int(np.argmax(p)), None
-
+from tests.helpers import StubModel as _StubModel  # noqa: E402
 
 OBS = np.zeros(3, dtype=np.float32)
 # four launches and decline (last): decline is the single most likely action (0.4), but

@@ -274,6 +274,11 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         ``ValueError`` when its job is not among the slots)."""
         return self.codec.encode(decision, self._slots)
 
+    def decode(self, action: int) -> Decision:
+        """The Scheduler decision that ``action`` expresses for the current slot (the
+        inverse of :meth:`encode`; a wait decodes as a decline)."""
+        return self.codec.decode(int(action), self._slots)
+
     def closest_action(self, decision: Decision) -> tuple[int, bool]:
         """The legal action nearest to a Scheduler's decision and whether it is the
         decision's own action (EnvPolicy: never raises; see ActionCodec.closest)."""
