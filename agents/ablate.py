@@ -95,7 +95,9 @@ def _check_variants(variants: Sequence[str]) -> list[str]:
 
 
 def _check_frac(frac: Any) -> float | None:
-    if frac is not None and (isinstance(frac, bool) or not 0 < frac <= 1):
+    if frac is not None and (
+        isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1
+    ):
         raise ValueError(f"--frac: expected a number in (0, 1], got {frac!r}")
     return frac
 
