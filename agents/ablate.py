@@ -94,14 +94,6 @@ def _check_variants(variants: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(variants))  # each once, in the order given
 
 
-def _check_frac(frac: Any) -> float | None:
-    if frac is not None and (
-        isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1
-    ):
-        raise ValueError(f"--frac: expected a number in (0, 1], got {frac!r}")
-    return frac
-
-
 def _check_seeds(seeds: Sequence[int]) -> list[int]:
     test = sorted(set(seeds) & set(TEST_SEEDS))
     if test:
@@ -139,7 +131,7 @@ class AblatedPolicy:
     taken from ``hostcap`` (``variant``: one of :data:`VARIANTS`)."""
 
     def __init__(self, model: str | ModelPolicy, variant: str, frac: float | None = None):
-        from baselines.hostcap import HostCapScheduler
+        from baselines.hostcap import HostCapScheduler, check_frac
 
         _check_variants([variant])
         if isinstance(model, str):
@@ -150,7 +142,7 @@ class AblatedPolicy:
         self.model = model
         self.variant = variant
         self.name = f"{model.name}:{variant}"
-        self.cap = HostCapScheduler(frac=_check_frac(frac), gater=cap_gater(model))
+        self.cap = HostCapScheduler(frac=check_frac(frac, "--frac"), gater=cap_gater(model))
         self.env: Any = None
         self._rng = np.random.default_rng(0)
         self._held: dict[str, int] = {}  # cap-held: slot kind -> the job id it holds
@@ -267,10 +259,11 @@ def run(
 ) -> list[dict[str, Any]]:
     """Every (model, variant, seed) episode, in that order."""
     from agents.train import resolve_model_path
+    from baselines.hostcap import check_frac
 
     variants = _check_variants(variants)
     seeds = _check_seeds(seeds)
-    _check_frac(frac)
+    check_frac(frac, "--frac")
     if not models:
         raise ValueError("--models: expected at least one model path or short name")
     if workers < 1:

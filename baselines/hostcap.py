@@ -63,11 +63,12 @@ def host_cap(frac: float, slots: int) -> int:
     return max(1, math.floor(frac * slots + 1e-9))
 
 
-def _check_frac(frac: Any) -> float | None:
+def check_frac(frac: Any, key: str = "hostcap.frac") -> float | None:
+    """``frac`` as a float (None stays None); a ``ValueError`` naming ``key`` otherwise."""
     if frac is None:
         return None
     if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1:
-        raise ValueError(f"hostcap.frac: expected a number in (0, 1] or None, got {frac!r}")
+        raise ValueError(f"{key}: expected a number in (0, 1] or None, got {frac!r}")
     return float(frac)
 
 
@@ -82,7 +83,7 @@ class HostCapScheduler(RandomScheduler):
         self, frac: float | None = None, gater: str | None = None, tuned_for: str | None = None
     ):
         super().__init__()
-        self.frac = _check_frac(frac)
+        self.frac = check_frac(frac)
         self.gater = gater  # compose() names the gater: the tuned value may depend on it
         # whose tuned value a run takes (None: the running scenario's); a transfer run (a
         # SWIM window on ila72's cluster, agents/generalize.py) keeps the value of the
@@ -158,7 +159,7 @@ def frac_sweep(
 ) -> dict[float, float]:
     """Mean JCT over ``seeds`` x ``samples`` for each fraction of ``grid`` (inf where some
     run left a job unfinished)."""
-    seeds, grid = list(seeds), [_check_frac(f) for f in grid]
+    seeds, grid = list(seeds), [check_frac(f) for f in grid]
     if set(seeds) & set(TEST_SEEDS):
         raise ValueError(
             f"seeds: the test seeds {TEST_SEEDS[0]}-{TEST_SEEDS[-1]} choose nothing; tune on "
