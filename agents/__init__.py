@@ -12,6 +12,9 @@
   hyperparameters as text, progress.
 - :mod:`agents.tensorboard` — ``mrgym compare --tensorboard``: compared policies drawn
   beside the agents' runs under the same tags.
+- :mod:`agents.analysis` — the one-off measurement tools (``python -m agents.analysis.X``:
+  curves, pareto, average, grad_noise, ablate, generalize), apart from the training path:
+  they may import it, nothing in it imports them.
 
 The agents sit above the library: they import ``mrgym``, never the other way round.
 The CLI's commands import them when they run, and ``mrgym.ModelPolicy`` is a lazy

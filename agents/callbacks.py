@@ -4,9 +4,11 @@ masked evaluation under ``mr_eval/``, the hyperparameters as a text table, a pro
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -89,6 +91,21 @@ def _worker_init(threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+class HeldOutEpisode(NamedTuple):
+    """What one held-out episode gives the evaluation."""
+
+    scalars: dict[str, float]  # its mr_eval/ scalars
+    decisions: int
+    whole: bool  # it ran its whole workload (no cap cut it)
+    episode_return: float
+
+
+def _held_out(r: Any, max_steps: int) -> HeldOutEpisode:
+    return HeldOutEpisode(
+        metric_scalars(r.metrics), r.steps, _ran_whole(r, max_steps), float(r.episode_return)
+    )
+
+
 def held_out_episode(
     zip_path: str,
     algorithm: str,
@@ -97,9 +114,8 @@ def held_out_episode(
     seed: int,
     decode: str,
     max_steps: int,
-) -> tuple[dict[str, float], int, bool]:
-    """One held-out episode of a saved model (a worker's task, top level for ``spawn``):
-    its ``mr_eval/`` scalars, its decisions, and whether it ran its whole workload."""
+) -> HeldOutEpisode:
+    """One held-out episode of a saved model (a worker's task, top level for ``spawn``)."""
     import mrgym
     from agents.config import algorithm_class
     from agents.env_hooks import make_env
@@ -112,7 +128,7 @@ def held_out_episode(
         )
     finally:
         env.close()
-    return metric_scalars(r.metrics), r.steps, _ran_whole(r, max_steps)
+    return _held_out(r, max_steps)
 
 
 def _ran_whole(r: Any, max_steps: int) -> bool:
@@ -126,7 +142,13 @@ class HeldOutEvalCallback(BaseCallback):
     the same loop as the baselines (``mrgym.run_episode`` + ``ModelPolicy``); with
     ``evaluate_at_start``, also at step 0 (a warm start's clone, before any update).  With
     ``parallel`` (given for 2 or more workers), the episodes run in worker processes
-    (:class:`ParallelEval`)."""
+    (:class:`ParallelEval`).  With ``report``, a bar counts the episodes while they run (on a
+    terminal) and one line per evaluation gives its result, as SB3's ``EvalCallback`` does.
+
+    Its ``mr_eval/`` tags are written at the evaluation's step on their own: SB3's values
+    still pending (``train/*``, the rollout's ``mr/`` means) wait for the algorithm's dump
+    at the rollout's end, so every tag has one point per step.  The evaluation's time is
+    taken out of SB3's ``time/fps`` (``eval_s`` adds it up)."""
 
     def __init__(
         self,
@@ -139,6 +161,7 @@ class HeldOutEvalCallback(BaseCallback):
         p95_limit: float | None = None,
         evaluate_at_start: bool = False,
         parallel: ParallelEval | None = None,
+        report: bool = False,
     ):
         super().__init__()
         self.parallel = parallel
@@ -162,6 +185,8 @@ class HeldOutEvalCallback(BaseCallback):
         self._last = -1  # the step of the last evaluation
         self.history: list[tuple[int, float]] = []
         self.episode_steps: list[int] = []  # of the last evaluation, one per seed
+        self.report = report
+        self.eval_s = 0.0  # wall seconds of every evaluation so far
 
     def _on_training_start(self) -> None:
         # a resumed run starts at its step count: the next evaluation is the next multiple
@@ -195,66 +220,150 @@ class HeldOutEvalCallback(BaseCallback):
         if os.path.exists(par.scratch):
             os.remove(par.scratch)
 
-    def _episodes(self) -> list[tuple[dict[str, float], int, bool]]:
-        """(scalars, decisions, whole workload ran) per seed, in seed order."""
+    def _bar(self):
+        """The bar over this evaluation's episodes: on a terminal with ``report``, else None."""
+        if not (self.report and sys.stderr.isatty()):
+            return None
+        from tqdm import tqdm
+
+        return tqdm(
+            total=len(self.seeds),
+            desc=f"eval @ {self.num_timesteps:,}",
+            unit="episode",
+            leave=False,
+            dynamic_ncols=True,
+        )
+
+    def _episodes(self) -> list[HeldOutEpisode]:
+        """One episode per seed, in seed order, with the bar (if any) ticking as they end."""
+        bar = self._bar()
+        try:
+            if self.parallel is not None:
+                return self._parallel_episodes(bar)
+            import mrgym
+
+            env = self.make_env()
+            out = []
+            for s in self.seeds:
+                policy = mrgym.ModelPolicy(self.model, decode=self.decode)
+                r = mrgym.run_episode(env, policy, seed=s, max_steps=self.max_steps)
+                out.append(_held_out(r, self.max_steps))
+                if bar is not None:
+                    bar.update()
+            env.close()
+            return out
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _parallel_episodes(self, bar) -> list[HeldOutEpisode]:
         par = self.parallel
-        if par is not None:
-            if par.pool is None:
-                import multiprocessing
+        if par.pool is None:
+            import multiprocessing
 
-                par.pool = ProcessPoolExecutor(
-                    min(par.workers, len(self.seeds)),
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_worker_init,
-                    initargs=(par.threads,),
-                )
-            self.model.save(par.scratch)
-            args = (par.scratch, par.algorithm, par.env_kwargs, par.hooks)
-            futures = [
-                par.pool.submit(held_out_episode, *args, s, self.decode, self.max_steps)
-                for s in self.seeds
-            ]
-            return [f.result() for f in futures]
-        import mrgym
-
-        env = self.make_env()
-        out = []
-        for s in self.seeds:
-            r = mrgym.run_episode(
-                env,
-                mrgym.ModelPolicy(self.model, decode=self.decode),
-                seed=s,
-                max_steps=self.max_steps,
+            par.pool = ProcessPoolExecutor(
+                min(par.workers, len(self.seeds)),
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_init,
+                initargs=(par.threads,),
             )
-            out.append((metric_scalars(r.metrics), r.steps, _ran_whole(r, self.max_steps)))
-        env.close()
-        return out
+        self.model.save(par.scratch)
+        args = (par.scratch, par.algorithm, par.env_kwargs, par.hooks)
+        futures = [
+            par.pool.submit(held_out_episode, *args, s, self.decode, self.max_steps)
+            for s in self.seeds
+        ]
+        for _ in as_completed(futures):
+            if bar is not None:
+                bar.update()
+        return [f.result() for f in futures]
 
     def evaluate(self) -> float:
+        t0 = time.perf_counter_ns()
         episodes = self._episodes()
-        rows = [e[0] for e in episodes]
-        self.episode_steps = [e[1] for e in episodes]
-        complete = all(e[2] for e in episodes)
+        rows = [e.scalars for e in episodes]
+        self.episode_steps = [e.decisions for e in episodes]
+        complete = all(e.whole for e in episodes)
+        values = {}
         for tag in rows[0]:
             vals = [r[tag] for r in rows if not np.isnan(r[tag])]
             if vals:
-                self.logger.record(f"mr_eval/{tag}", float(np.mean(vals)))
+                values[f"mr_eval/{tag}"] = float(np.mean(vals))
         jct = float(np.mean([r["mean_jct"] for r in rows]))
         self._last = self.num_timesteps
         self.history.append((self.num_timesteps, jct))
-        # 1 when every episode ran its whole workload: agents.pareto keeps cut ones off the front
-        self.logger.record("mr_eval/complete", float(complete))
+        # 1 when every episode ran its whole workload: agents.analysis.pareto keeps cut ones
+        # off the front
+        values["mr_eval/complete"] = float(complete)
         p95 = float(np.mean([r["p95_jct"] for r in rows]))
         eligible = complete
         if self.p95_limit is not None:
-            self.logger.record("mr_eval/p95_limit", self.p95_limit)
+            values["mr_eval/p95_limit"] = self.p95_limit
             eligible &= p95 <= self.p95_limit  # a NaN p95 (no job finished) never qualifies
-        if self.best_path and eligible and (self.best is None or jct < self.best[1]):
+        new_best = bool(self.best_path and eligible and (self.best is None or jct < self.best[1]))
+        if new_best:
             self.best = (int(self.num_timesteps), jct)
             self.best_p95 = p95
             self.model.save(self.best_path)
-        self.logger.dump(self.num_timesteps)
+        write_alone(self.logger, values, self.num_timesteps)
+        took = time.perf_counter_ns() - t0
+        self.eval_s += took / 1e9
+        # SB3's time/fps is the steps since learn() began over the time since its
+        # start_time: moving that start by the evaluation's time leaves training time
+        if hasattr(self.model, "start_time"):
+            self.model.start_time += took
+        if self.report:
+            ret = float(np.mean([e.episode_return for e in episodes]))
+            self._say(jct, p95, ret, took / 1e9, self._verdict(new_best, complete, p95))
         return jct
+
+    def _verdict(self, new_best: bool, complete: bool, p95: float) -> str:
+        """Whether this evaluation became best_model.zip, and why not."""
+        if not self.best_path:
+            return ""
+        if new_best:
+            return "new best"
+        if not complete:
+            return "not a candidate: an episode was cut (eval.max_steps or the time cap)"
+        if self.p95_limit is not None and not p95 <= self.p95_limit:
+            return f"not a candidate: p95 above {self.p95_limit:.1f} s (eval.p95_no_worse_than)"
+        if self.best is None:
+            return "no best yet"
+        return f"best {self.best[1]:.1f} s @ {self.best[0]:,}"
+
+    def _say(self, jct: float, p95: float, ret: float, wall: float, verdict: str) -> None:
+        from tqdm import tqdm
+
+        from mrgym.summary import format_seeds
+
+        n = len(self.seeds)
+        jcts = f"mean JCT {jct:.1f} s, p95 {p95:.1f} s" if np.isfinite(jct) else "no job finished"
+        line = (
+            f"eval @ {self.num_timesteps:,} steps: {jcts}, return {ret:.1f} "
+            f"({n} seed{'s' * (n != 1)}: {format_seeds(self.seeds)}; {wall:.0f} s)"
+        )
+        # tqdm.write prints above any bar on the terminal, as print does elsewhere
+        tqdm.write(f"{line}: {verdict}" if verdict else line, file=sys.stderr)
+
+
+def write_alone(logger: Any, values: dict[str, float], step: int) -> None:
+    """Write ``values`` to SB3's ``logger`` at ``step`` without the values it holds for its
+    own next dump (``train/*`` of the last update, the rollout's ``mr/`` means so far), which
+    stay recorded: dumping those here would put them at this step and again, or nowhere,
+    at the rollout's end."""
+    pending = (
+        dict(logger.name_to_value),
+        dict(logger.name_to_count),
+        dict(logger.name_to_excluded),
+    )
+    held = (logger.name_to_value, logger.name_to_count, logger.name_to_excluded)
+    for d in held:
+        d.clear()
+    for key, value in values.items():
+        logger.record(key, value)
+    logger.dump(step)
+    for d, saved in zip(held, pending, strict=True):
+        d.update(saved)
 
 
 class HParamsTextCallback(BaseCallback):

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.pretrain import PretrainConfig
 from mrgym.envs.actions import MAX_JOB_SLOTS, MAX_WAIT_ACTIONS
+from mrgym.suggest import did_you_mean
 
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
 # the policies whose actors never read env.critic_inputs' features (the value may)
@@ -28,6 +29,28 @@ def algorithm_class(name: str):
 
 class TrainConfigError(ValueError):
     pass
+
+
+# constructor arguments that train() passes itself (the rollout buffer: discount_per), or
+# that YAML cannot give (a class): not for hyperparameters
+_SET_BY_TRAIN = frozenset(
+    {"policy", "env", "seed", "device", "verbose", "tensorboard_log"}
+    | {"rollout_buffer_class", "replay_buffer_class"}
+)
+
+
+def algorithm_parameters(name: str) -> list[str] | None:
+    """The keys ``hyperparameters:`` may set for an ``ALGORITHMS`` name: its constructor's
+    arguments but those train() passes itself (None when the RL extra is not installed:
+    ``mrgym train`` says so before it reads a config)."""
+    import inspect
+
+    try:
+        cls = algorithm_class(name)
+    except ImportError:
+        return None
+    params = inspect.signature(cls).parameters
+    return sorted(k for k in params if k not in _SET_BY_TRAIN and not k.startswith("_"))
 
 
 class EnvConfig(BaseModel):
@@ -198,6 +221,19 @@ class TrainConfig(BaseModel):
         return None if self.init_from is None else self.init_from.replace("{seed}", str(self.seed))
 
     @model_validator(mode="after")
+    def _known_hyperparameters(self) -> TrainConfig:
+        # checked here, before any environment is built: the algorithm's constructor would
+        # only say "unexpected keyword argument" at the end of a long traceback
+        known = algorithm_parameters(self.algorithm) if self.hyperparameters else None
+        for key in self.hyperparameters if known is not None else ():
+            if key not in known:
+                raise ValueError(
+                    f"hyperparameters.{key}: unknown key{did_you_mean(key, known)} "
+                    f"({self.algorithm} takes {', '.join(known)})"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _time_discount_needs_maskable_ppo(self) -> TrainConfig:
         if self.discount_per == "second" and self.algorithm != "maskable_ppo":
             raise ValueError(
@@ -273,11 +309,47 @@ class TrainConfig(BaseModel):
         return self
 
 
+def train_config_dir() -> Path:
+    """The bundled recipes: ``configs/train/`` (the shipped models' recipes and the starting
+    points), with the recipes tried and not shipped in its ``tried/`` folder."""
+    from mrgym.config import CONFIG_DIR
+
+    return CONFIG_DIR / "train"
+
+
+def bundled_recipes() -> list[str]:
+    """The names ``mrgym train --config NAME`` finds without a path (the top-level ones)."""
+    return sorted(p.stem for p in train_config_dir().glob("*.yaml"))
+
+
+def recipe_path(path: str | Path) -> Path:
+    """``path`` itself when it exists; else the bundled recipe it names relative to
+    ``configs/train/`` (``NAME``, ``NAME.yaml`` or ``tried/NAME``), so that a recipe is found
+    from any folder and in an installed wheel.  A bare name that is neither is a
+    :class:`TrainConfigError` naming the recipes."""
+    p = Path(path)
+    if p.exists() or p.is_absolute():
+        return p
+    bundled = train_config_dir() / p
+    bundled = bundled if bundled.suffix == ".yaml" else bundled.with_name(bundled.name + ".yaml")
+    if bundled.is_file():
+        return bundled
+    if len(p.parts) == 1:  # a name, not a path: say which names there are
+        names = bundled_recipes()
+        raise TrainConfigError(
+            f"training config {str(path)!r}: no such file or bundled recipe"
+            f"{did_you_mean(p.stem, names)} (bundled: {', '.join(names)}; tried/NAME for "
+            "configs/train/tried/)"
+        )
+    return p
+
+
 def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """Read and validate a training config; every problem is one line naming the file."""
+    """Read and validate a training config (a file, or a bundled recipe's name:
+    :func:`recipe_path`); every problem is one line naming the file."""
     from mrgym.config import ScenarioError, read_yaml_file, short
 
-    p = Path(path)
+    p = recipe_path(path)
     try:  # the scenario reader's checks: size, UTF-8, safe tags, duplicate keys, a mapping
         data = read_yaml_file(p, p.name if p.is_file() else short(str(path)), "training config")
     except ScenarioError as e:

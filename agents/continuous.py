@@ -79,7 +79,7 @@ class ContinuousSpec:
     # 25-job episode, by how often the policy declines)
     window_steps: int = 10_000
     # the scenario's mean interarrival times this, in training only: at ila72's own rate
-    # the cluster falls behind an endless stream (docs/learning.md), so the long-run rate
+    # the cluster falls behind an endless stream (CHANGELOG.md), so the long-run rate
     # the differential reward subtracts does not exist there
     interarrival_scale: float = 1.0
 

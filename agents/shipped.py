@@ -3,9 +3,9 @@
 Each ``models/NAME/`` holds a ``best_model.zip`` (the pick on the validation seeds), the
 ``config.yaml`` it was trained with and its ``train_stats.yaml``; ``NAME`` is the short name
 that ``mrgym benchmark --models``, ``mrgym compare --models``, ``mrgym evaluate --model``,
-``python -m agents.generalize --models`` and :meth:`mrgym.ModelPolicy.load` accept in place
-of a path (``models/README.md`` lists them with their leaderboard rows).  A path that
-exists always wins over a short name; ``mrgym train --resume`` refuses one.
+``python -m agents.analysis.generalize --models`` and :meth:`mrgym.ModelPolicy.load`
+accept in place of a path (``models/README.md`` lists them with their leaderboard rows).  A
+path that exists always wins over a short name; ``mrgym train --resume`` refuses one.
 """
 
 from __future__ import annotations

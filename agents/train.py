@@ -336,9 +336,10 @@ def _hparams(cfg: TrainConfig, total: int) -> dict[str, Any]:
     }
 
 
-def _held_out_eval(run: _Run) -> HeldOutEvalCallback:
+def _held_out_eval(run: _Run, report: bool = False) -> HeldOutEvalCallback:
     """The held-out evaluation that picks best_model.zip; a resumed run's recorded best
-    stays best until beaten (unless a limit added since rules it out)."""
+    stays best until beaten (unless a limit added since rules it out).  With ``report`` it
+    shows its episodes' progress and prints a line per evaluation."""
     cfg, old = run.cfg, run.old_stats
     parallel = None
     if cfg.eval.workers > 1:
@@ -361,6 +362,7 @@ def _held_out_eval(run: _Run) -> HeldOutEvalCallback:
         # the clone, or the model fine-tuning starts from, is a candidate
         evaluate_at_start=bool(cfg.pretrain or cfg.init_from) and run.ckpt is None,
         parallel=parallel,
+        report=report,
     )
     if "best_eval_step" in old and _meets_limit(old, eval_cb.p95_limit):
         eval_cb.best = (int(old["best_eval_step"]), float(old["best_eval_mean_jct_s"]))
@@ -422,6 +424,7 @@ def _train_stats(
         "episodes_finished": metrics_cb.episodes,
         "wall_s": round(wall, 1),
         "steps_per_s": round((model.num_timesteps - start) / wall, 1) if wall > 0 else None,
+        "eval_wall_s": round(eval_cb.eval_s, 1),  # of wall_s: the held-out evaluations
         **bc,
     }
     if eval_cb.best is not None:  # best_model.zip: the best held-out evaluation's model
@@ -471,7 +474,7 @@ def train(
     else:
         bc = _warm_start(model, cfg) if cfg.pretrain else {}
     metrics_cb = MRMetricsCallback()
-    eval_cb = _held_out_eval(run)
+    eval_cb = _held_out_eval(run, report=progress)
     rollout = getattr(model, "n_steps", 1) * venv.num_envs
     callbacks = _callbacks(run, metrics_cb, eval_cb, (start, rollout) if progress else None)
     try:

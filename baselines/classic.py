@@ -4,11 +4,13 @@ All map choices within a job go through the simulator's ``best_map`` (by default
 own choice: the first node-local pending map, else the first rack-local one — a co-hosted
 block is rack-local to Hadoop —, else any; ``execution.task_choice`` selects the
 server-aware or look-ahead variants), which is also what the environment's "launch a map
-of job j" action does, so ``fifo``, ``fair``, ``delay`` and ``capacity`` are expressible
-exactly in MRCluster-v0 (given enough job slots) — not ``dl-sched`` and ``rand-sched``,
-whose random task picks the action space cannot name, nor ``late``, which backs up the
-longest-time-left task among those below its slow-task threshold while the speculate
-action takes the job's longest-time-left task (docs/baselines.md).
+of job j" action does.  Their backups are named by a rule (Hadoop's first candidate in
+launch order, LATE's slow task with the longest time left) that ``pick_task`` gives the
+environment, whose speculate action under ``EnvPolicy`` then launches the same task.  So
+``fifo``, ``fair``, ``delay``, ``capacity`` and ``late`` play exactly in the gym loop
+(given a job slot for every active job) — not ``dl-sched`` and ``rand-sched``, whose
+random task picks the action space cannot name (docs/baselines.md, "Baselines in the gym
+loop").
 
 * ``fifo`` — Hadoop 1's JobQueueTaskScheduler: jobs in submission order; the head job with
   work gets the slot and launches its closest map (node- or rack-local first, else
@@ -71,6 +73,7 @@ from mrgym.sim.scheduler import (
     DECLINE,
     MAP,
     REDUCE,
+    SPECULATE,
     Decision,
     DecisionContext,
     Scheduler,
@@ -149,6 +152,15 @@ class HadoopSpeculation(Scheduler):
     def backup(self, ctx: DecisionContext, job) -> Decision | None:
         """A backup of one of ``job``'s tasks when speculation is on (None: none)."""
         return hadoop_backup(ctx, job) if self.speculation else None
+
+    def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
+        """Hadoop's backup (the first candidate in launch order, ``hadoop_backup``) for a
+        speculate action on ``job``: the environment's speculate action would otherwise
+        take the job's longest-time-left task (``Scheduler.pick_task``)."""
+        if kind != SPECULATE:
+            return None
+        d = self.backup(ctx, job)
+        return None if d is None else d.task
 
 
 def first_reduce(ctx: DecisionContext, jobs, sched: HadoopSpeculation | None = None) -> Decision:
@@ -387,12 +399,32 @@ class LateScheduler(FairScheduler):
         return self._speculate(ctx)
 
     def _speculate(self, ctx: DecisionContext) -> Decision:
+        best = _longest_left(self._slow_attempts(ctx))
+        if best is None:
+            return DECLINE
+        return speculate(best.task.job.id, best.task.index)
+
+    def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
+        """LATE's backup within ``job`` (its slow task with the longest time left, when
+        LATE would speculate at all) for a speculate action on it; the one LATE's own
+        decision names is the best of its job too (``Scheduler.pick_task``)."""
+        if kind != SPECULATE:
+            return None
+        best = _longest_left(
+            [(a, left) for a, left in self._slow_attempts(ctx) if a.task.job is job]
+        )
+        return None if best is None else best.task.index
+
+    def _slow_attempts(self, ctx: DecisionContext) -> list:
+        """(attempt, approximate time to end) of every backup candidate below its job's
+        SlowTaskThreshold, grouped by job in running order; [] when LATE would not back
+        anything up here (SpeculativeCap reached, a slow node)."""
         view = ctx.view
         now = ctx.now
         running = [a for job in ctx.jobs for a in view.running_attempts(job)]
         slots = sum(v.map_slots + v.reduce_slots for v in view.topology.workers)
         if sum(1 for a in running if a.speculative) >= self.speculative_cap * slots:
-            return DECLINE
+            return []
         # SlowNodeThreshold: the requesting node's progress rate of finished tasks
         rates = view.node_progress_rates()
         mine = rates.get(ctx.vm.id)
@@ -401,7 +433,7 @@ class LateScheduler(FairScheduler):
             and len(rates) >= 4
             and mine < np.percentile(list(rates.values()), self.slow_node_pct)
         ):
-            return DECLINE
+            return []
         # a reduce is compared only once its job's maps are all done: before that its copy
         # phase waits for maps, not for its node
         cands = [
@@ -413,14 +445,12 @@ class LateScheduler(FairScheduler):
             and now - a.start_s >= self.min_runtime_s
             and (a.task.kind == MAP or a.task.job.maps_done == len(a.task.job.maps))
         ]
-        if not cands:
-            return DECLINE
         # SlowTaskThreshold: a task is slow when its progress rate is below the 25th
         # percentile of the rates of its job's running tasks of the same kind
         by_job: dict[int, list] = {}
         for a in cands:
             by_job.setdefault(a.task.job.id, []).append(a)
-        best, best_left = None, -1.0
+        out = []
         for atts in by_job.values():
             job = atts[0].task.job
             prog = np.array([a.progress(now) for a in atts])
@@ -432,14 +462,18 @@ class LateScheduler(FairScheduler):
             done_rate = [n_done / sum_s] * n_done if n_done and sum_s > 0 else []
             slow = np.percentile(np.concatenate([rate, done_rate]), self.slow_task_pct)
             for a, p, r in zip(atts, prog, rate):
-                if r > slow:
-                    continue
-                left = (1.0 - p) / r if r > 0 else np.inf
-                if left > best_left:
-                    best, best_left = a, left
-        if best is None:
-            return DECLINE
-        return speculate(best.task.job.id, best.task.index)
+                if r <= slow:
+                    out.append((a, (1.0 - p) / r if r > 0 else np.inf))
+        return out
+
+
+def _longest_left(slow: list):
+    """The attempt with the longest time to end (the first of equals), or None."""
+    best, best_left = None, -1.0
+    for a, left in slow:
+        if left > best_left:
+            best, best_left = a, left
+    return best
 
 
 class RandSchedScheduler(DlSchedScheduler):

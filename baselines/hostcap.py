@@ -19,7 +19,7 @@ decline slots by a model of interference; this declines by a count alone.
   (key ``"<scenario>"``) or, in a composition ``<gater>-gate+hostcap``, under that gater
   (key ``"<scenario>@<gater>"``), from ``baselines/data/hostcap_frac.json``; where none
   was tuned, 1 (no cap: ``random`` itself).  ``tuned_for`` names another scenario whose
-  value to take (``agents.generalize`` runs SWIM windows on ila72's cluster with
+  value to take (``agents.analysis.generalize`` runs SWIM windows on ila72's cluster with
   ila72's).  One fraction sets both caps, so on small hosts the grid's values give fewer
   distinct caps (2 map slots: 1 or 2).  :func:`tune_frac` picks it by mean JCT on the
   validation seeds 2000-2009, :data:`SAMPLES` policy seeds each, over :data:`FRAC_GRID`;

@@ -52,10 +52,8 @@ Deviations and choices where the paper is silent:
 * H_d is kept per server ("Within one physical server ...") and never below H: Algorithm
   1's min(H_d − 1, Ŝ_j) could drop it under 1, a slowdown no task can have.
 * The server-local map is found on the job's per-server pending list (HDFS metadata the
-  master has) even when the simulator's task choice is Hadoop's VM-unaware one, so under
-  ``execution.task_choice: hadoop`` ILA and LAO can name a map the environment's "launch a
-  map of job j" action would not pick (docs/baselines.md: their gym loop is exact under
-  ``nodegroup``).
+  master has) even when the simulator's task choice is Hadoop's VM-unaware one; in the gym
+  loop ``pick_task`` names it, so ILA's and LAO's episodes equal ``run_sim``'s.
 * Task demand is kept as fractions of the first worker's server (``TaskProfiler``), the
   system metrics as fractions of the requesting VM's: on a cluster of mixed host types
   the two are in different units (a limitation: every ILA scenario has one host type).
@@ -369,6 +367,16 @@ class IlaScheduler(Scheduler):
             return launch_map(job.id, task.index)
         self.n_rejected += 1
         return DECLINE
+
+    def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
+        """The map LASM (or, for IAO, the simulator's greedy choice) launches for ``job``
+        here: its closest map, server level included (§4.2), which the environment's "map
+        of job j" action would not name under Hadoop's VM-unaware task choice
+        (``Scheduler.pick_task``)."""
+        if kind != MAP or not self.locality:
+            return None
+        best = closest_map(ctx, job)
+        return None if best is None else best[0].index
 
     def gate(self, ctx: DecisionContext) -> Decision | None:
         """Algorithm 1 (IASM) alone, as ``Scheduler.gate``: DECLINE where no job that can

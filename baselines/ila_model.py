@@ -169,6 +169,8 @@ class InterferenceModel:
     C_3: float = 0.0
     loss: str = "log"  # the joint fit's residuals: "log" (log S) or "sse" (S, the paper's)
     positive: bool = True  # the joint fit keeps a = α·α_cpu, b = β·β_io and k >= 0
+    # the joint fit keeps every exponent γ, τ >= 0: more load never predicts less slowdown
+    monotone: bool = True
     _W: np.ndarray = field(init=False, repr=False, default=None)  # rows γ, τ over 11 inputs
     _abk: tuple = field(init=False, repr=False, default=(0.0, 0.0, 0.0))
 
@@ -215,6 +217,7 @@ class InterferenceModel:
             C_3=0.8,
             loss=self.loss,
             positive=self.positive,
+            monotone=self.monotone,
         ).refit(X, y)
         if alt.loss_of(X, y) < self.loss_of(X, y):
             self.cpu, self.io, self.alpha, self.beta, self.C_3 = (
@@ -270,12 +273,17 @@ class InterferenceModel:
         p0 = np.r_[self.cpu.coef, self.io.coef, self._abk]
         free = np.r_[np.ptp(Xc, axis=0) > _EPS, np.ptp(Xi, axis=0) > _EPS, True, True, True]
         lower = None
-        if self.positive:  # a, b, k >= 0: S > 0, and interference only adds to it
+        if self.positive or self.monotone:
             lower = np.full(len(p0), -np.inf)
-            lower[-3:] = 0.0
-            start = np.maximum(p0[-3:], 1e-6)
-            if not np.array_equal(start, p0[-3:]):  # an infeasible start: fit from the clip
-                p0 = np.r_[p0[:-3], start]
+            start = p0.copy()
+            if self.positive:  # a, b, k >= 0: S > 0, and interference only adds to it
+                lower[-3:] = 0.0
+                start[-3:] = np.maximum(p0[-3:], 1e-6)
+            if self.monotone:  # γ, τ >= 0: a busier server never predicts a faster task
+                lower[:-3] = 0.0
+                start[:-3] = np.maximum(p0[:-3], 0.0)
+            if not np.array_equal(start, p0):  # an infeasible start: fit from the clip
+                p0 = start
                 self._set(p0)
         p = _lsq(fun, jac, p0, free, lower)  # a constant column keeps its coefficient
         if p is p0:

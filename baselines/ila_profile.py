@@ -8,7 +8,10 @@ Only monitoring is used — the Xentop/iostat-like :meth:`ClusterView.vm_metrics
 Units (a choice; the paper does not give its scaling): CPU quantities are fractions of the
 server's cores and I/O rates fractions of its disk's single-stream MB/s, so the model's
 exponents stay of order one and a model trained on one server type reads the same on a
-bigger one.  ``io_u`` is already a fraction.
+bigger one.  ``io_u`` is iostat's %util ("Physical server I/O utilization ... measured via
+Linux iostat", §4.3): whether the server's disk has a request outstanding
+(``HostMetrics.disk_busy``), not its throughput over its single-stream MB/s, which falls
+as seeks thrash a busy disk.
 
 Feature order is :data:`FEATURES` (ILA Table 2): the task's demand ``t_c, t_r, t_w`` then
 the system metrics ``c_u, c_a, c_0, r_u, w_u, r_a, w_a, io_u``.
@@ -72,7 +75,7 @@ def node_info(view, vm) -> np.ndarray:
             own.write_mbps / disk,
             r_a / disk,
             w_a / disk,
-            hm.disk_util,
+            hm.disk_busy,
         ]
     )
 

@@ -23,9 +23,15 @@ Choices and deviations (the paper does not give these details):
   background map slots (VM 0's other slots, every slot of the co-hosted VMs) is busy or
   idle, 0..``map_slots`` per VM; a finished task is replaced at once (out-of-band
   heartbeat), so the background runs for the probe's whole life;
-* half of the combinations use the generators (a Dirichlet mix of CPU / read / write over
-  the busy slots), half 1-3 randomly chosen real Table-3 applications (map-only, as the
-  probe), as the paper did; the number of busy slots is uniform over 0..all;
+* half of the combinations use the generators, half 1-3 randomly chosen real Table-3
+  applications (map-only, as the probe), as the paper did.  In a generator combination
+  the CPU generator's task count is uniform over 0..all background slots and the I/O
+  generators' over the slots left (split between reading and writing at a uniform
+  fraction), so each intensity covers its whole range, the CPU one past the server's
+  cores as in Fig. 1 (a Dirichlet mix over a uniform number of busy slots rarely put
+  more than half of them on one generator: the CPU-bound probes then almost never met
+  an over-committed server); in a real-application combination the number of busy
+  slots is uniform over 0..all;
 * the warm-up before the probe is drawn per combination (20-60 s), so the probe meets
   the page cache and the generators' phases in varied states; the probe waits (at most
   three heartbeats) until every background slot is busy; each background job has maps
@@ -141,12 +147,21 @@ def draw_combos(rng: np.random.Generator, n: int, slots: list[int]) -> list[Comb
     """``n`` backgrounds: even ones of generators, odd ones of real Table-3 applications."""
     out = []
     for i in range(n):
-        k = int(rng.integers(0, len(slots) + 1))
-        busy = sorted(rng.choice(len(slots), size=k, replace=False).tolist())
         if i % 2 == 0:
-            mix = rng.dirichlet([0.5] * len(GENERATORS))
-            names = [GENERATORS[j] for j in rng.choice(len(GENERATORS), size=k, p=mix)]
+            # each generator's intensity over its whole range ("any level of
+            # intensities"): the CPU generator's task count uniform over 0..all slots, the
+            # I/O generators' uniform over the slots left, split between reading and
+            # writing at a uniform fraction
+            n_cpu = int(rng.integers(0, len(slots) + 1))
+            n_io = int(rng.integers(0, len(slots) - n_cpu + 1))
+            n_read = int(round(rng.uniform() * n_io))
+            k = n_cpu + n_io
+            busy = sorted(rng.choice(len(slots), size=k, replace=False).tolist())
+            names = ["piest"] * n_cpu + ["grep"] * n_read + ["teragen"] * (n_io - n_read)
+            names = [names[j] for j in rng.permutation(k)]
         else:
+            k = int(rng.integers(0, len(slots) + 1))
+            busy = sorted(rng.choice(len(slots), size=k, replace=False).tolist())
             apps = rng.choice(TABLE3, size=int(rng.integers(1, 4)), replace=False)
             names = [str(a) for a in rng.choice(apps, size=k)]
         warm = float(rng.uniform(*WARMUP_S))

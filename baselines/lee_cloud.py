@@ -103,6 +103,9 @@ class CloudDriver(Scheduler):
     def decide(self, ctx: DecisionContext) -> Decision:
         return self.inner.decide(ctx)
 
+    def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
+        return self.inner.pick_task(ctx, job, kind)
+
     # -- §4.2: add / remove accelerator nodes ---------------------------------------------
     def control(self, view: ClusterView) -> list:
         actions = list(self.inner.control(view) or ())

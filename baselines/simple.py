@@ -234,6 +234,9 @@ class GatedScheduler(Scheduler):
         d = self.gate(ctx)
         return d if d is not None else self.order.decide(ctx)
 
+    def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
+        return self.order.pick_task(ctx, job, kind)  # the order launches; the gate declines
+
 
 def compose(
     gater: str,

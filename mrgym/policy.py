@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mrgym.sim.scheduler import MAP, SPECULATE, Decision, Scheduler
+from mrgym.sim.scheduler import Scheduler
 
 
 class EnvPolicy:
@@ -24,7 +24,8 @@ class EnvPolicy:
     closest legal action instead (the same kind for the first slot job that allows it,
     else any legal launch, else decline; see ``ActionCodec.closest``).  ``inexact`` counts
     such decisions over the policy's life, together with launches whose named task is not
-    the one the environment picks (a random map, LATE's backup choice);
+    the one the action launches (``MRClusterEnv.launched_task``: a random map, say; a
+    backup the scheduler's ``pick_task`` names is launched as named);
     :func:`mrgym.run_episode` reports one episode's count as ``EpisodeResult.inexact``."""
 
     def __init__(self, scheduler: Scheduler | str, **params):
@@ -43,26 +44,13 @@ class EnvPolicy:
         env = self.env
         if env is None:
             raise RuntimeError("EnvPolicy is not bound to an environment: use mrgym.run_episode")
-        ctx = env.decision_context()
-        d = self.scheduler.decide(ctx)
+        d = self.scheduler.decide(env.decision_context())
         action, exact = env.closest_action(d)
-        if exact and d.task is not None and not self._same_task(ctx.view, ctx, d):
-            exact = False
+        if exact and d.task is not None and env.launched_task(action) != d.task:
+            exact = False  # the action launches another task of the job
         if not exact:
             self.inexact += 1
         return action
-
-    @staticmethod
-    def _same_task(view, ctx, d: Decision) -> bool:
-        """Whether the environment's launch of ``d``'s kind for its job picks ``d.task``."""
-        job = view.job(d.job)
-        if d.kind == MAP:
-            best = view.best_map(job, ctx.vm)
-            return best is not None and best[0].index == d.task
-        if d.kind == SPECULATE:
-            t = view.speculation_target(job, ctx.slot_kind, ctx.vm)
-            return t is not None and t.index == d.task
-        return True  # reduces are interchangeable
 
 
 # the env settings a trained model is tied to: each changes the action space's meaning or

@@ -1,7 +1,7 @@
 """Seeds as the command line and the library take them: ``0-4``, ``1,3,9`` or ``7``.
 
-Library code (``agents.generalize``, the benchmarks) parses seed lists here, not through the
-CLI, so that no library module imports :mod:`mrgym.cli`.
+Library code (``agents.analysis.generalize``, the benchmarks) parses seed lists here, not
+through the CLI, so that no library module imports :mod:`mrgym.cli`.
 """
 
 from __future__ import annotations

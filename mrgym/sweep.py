@@ -60,6 +60,23 @@ class Task:
     keep_logs: bool = False
 
 
+def pace(done: int, total: int, elapsed_s: float) -> str:
+    """``"42 s elapsed, ~1.5 min left"`` for a progress line after ``done`` of ``total``
+    runs: the time left at the mean pace so far (an estimate: runs differ in length)."""
+    text = f"{_duration(elapsed_s)} elapsed"
+    if 0 < done < total:
+        text += f", ~{_duration(elapsed_s / done * (total - done))} left"
+    return text
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def run_task(task: Task) -> tuple[int, dict[str, Any]]:
     """The worker function (top level, so that ``spawn`` and Ray can import it)."""
     return task.index, run_row(
@@ -109,8 +126,12 @@ def run_grid(
         check_picklable(tasks)
         yield from _run_ray(tasks, workers, address, fn)
     elif workers == 1 or len(tasks) <= 1:
-        for t in tasks:
-            yield fn(t)
+        restore = _one_torch_thread(tasks)
+        try:
+            for t in tasks:
+                yield fn(t)
+        finally:
+            restore()
     else:
         check_picklable(tasks)
         yield from _run_pool(tasks, workers, fn)
@@ -153,6 +174,30 @@ def one_thread() -> None:
         os.environ.setdefault(var, "1")
     if "torch" in sys.modules and not user_set:
         sys.modules["torch"].set_num_threads(1)
+
+
+def _one_torch_thread(tasks: Sequence[Any]) -> Callable[[], None]:
+    """The serial path's :func:`one_thread`, undone afterwards (the returned function):
+    when a task runs a saved model in this process, torch gets one intra-op thread while
+    the grid runs.  On 2 busy cores its default (one per core) made an ``ila72`` model's
+    episode take ~8x the CPU time (58 s instead of 7 s), the threads spinning against
+    each other over batch-1 forward passes.  Nothing changes without a model task, with
+    ``OMP_NUM_THREADS`` set by the user, or without torch."""
+    from mrgym.sim.scheduler import Scheduler
+
+    models = any(
+        getattr(t, "policy", None) is not None and not isinstance(t.policy, str | Scheduler)
+        for t in tasks
+    )
+    if not models or "OMP_NUM_THREADS" in os.environ:
+        return lambda: None
+    try:
+        import torch
+    except ImportError:
+        return lambda: None
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    return lambda: torch.set_num_threads(before)
 
 
 def _run_ray(

@@ -121,7 +121,7 @@ def fault_cases() -> dict[str, Case]:
     }
     return {
         "lee-gpu+lost-disks/dl-sched/4": Case("lee-gpu", "dl-sched", 4, LOST_DISKS),
-        "lee-gpu+lost-disks/progress-share/4": Case("lee-gpu", "progress-share", 4, LOST_DISKS),
+        "lee-gpu+lost-disks/progress-share/1": Case("lee-gpu", "progress-share", 1, LOST_DISKS),
         "lee-cloud+spot+failures/cloud-driver/0": Case("lee-cloud", "cloud-driver", 0, spot),
     }
 

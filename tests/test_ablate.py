@@ -1,5 +1,5 @@
-"""agents.ablate: each variant takes the launch-or-decline choice and the job choice from
-the model or from hostcap's cap and random draw, as its docstring says."""
+"""agents.analysis.ablate: each variant takes the launch-or-decline choice and the job choice
+from the model or from hostcap's cap and random draw, as its docstring says."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 th = pytest.importorskip("torch")
 
-from agents import ablate  # noqa: E402
+from agents.analysis import ablate  # noqa: E402
 from mrgym.policy import ModelPolicy  # noqa: E402
 from mrgym.runner import run_episode  # noqa: E402
 from mrgym.sim.scheduler import DECLINE, Decision  # noqa: E402
@@ -211,14 +211,14 @@ def test_env_decode_is_the_inverse_of_encode():
 
 
 def test_the_cap_is_hostcaps_tuned_one_under_the_models_gate():
-    from baselines.hostcap import host_cap
+    from baselines.hostcap import host_cap, tuned_frac
 
     assert ablate.cap_gater(ModelPolicy.load("ila72-gate-ft-v1-s0")) == "hybridmr"
     assert ablate.cap_gater(ModelPolicy.load("hybrid48-peak-srpt-v1-s0")) == "hybridmr"
     assert ablate.cap_gater(ModelPolicy.load("lee-gpu-wfair-v1-s0")) is None
     assert ablate.AblatedPolicy("ila72-gate-ft-v1-s0", "hostcap", frac=0.5).cap.frac == 0.5
-    # on ila72 (12 map and 6 reduce slots a host, tuned fraction 0.75 under hybridmr):
-    # decline exactly where the asking VM's host runs 9 maps / 4 reduces
+    # on ila72 (12 map and 6 reduce slots a host, at hostcap's tuned fraction under
+    # hybridmr): decline exactly where the asking VM's host is at that cap
     pol = ablate.AblatedPolicy("ila72-gate-ft-v1-s0", "hostcap")
     env = pol.make_env()
     pol.bind(env)
@@ -234,7 +234,7 @@ def test_the_cap_is_hostcaps_tuned_one_under_the_models_gate():
         mask = info["action_mask"].astype(bool)
         a = pol.predict(None, info)
         if mask[u.codec.decline] and mask[: u.codec.decline].any():
-            at_cap = running >= host_cap(0.75, slots)
+            at_cap = running >= host_cap(tuned_frac("ila72", "hybridmr"), slots)
             assert (a == u.codec.decline) == at_cap
             seen[at_cap] += 1
         _, _, term, trunc, info = env.step(a)

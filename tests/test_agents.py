@@ -121,12 +121,53 @@ def test_bad_training_config_names_the_key(tmp_path):
         load_train_config(p)
 
 
+@pytest.mark.parametrize(
+    "algo,typo,meant",
+    [("maskable_ppo", "nsteps", "n_steps"), ("dqn", "buffersize", "buffer_size")],
+)
+def test_a_hyperparameter_typo_is_one_line_with_the_keys_and_a_guess(tmp_path, algo, typo, meant):
+    """Checked when the config is read, before an environment is built: the algorithm's
+    constructor would say it at the end of a long traceback."""
+    p = tmp_path / "bad.yaml"
+    p.write_text(f"algorithm: {algo}\nhyperparameters:\n  {typo}: 64\n  gamma: 0.99\n")
+    with pytest.raises(TrainConfigError) as e:
+        load_train_config(p)
+    msg = str(e.value)
+    assert msg.startswith(
+        f"bad.yaml: hyperparameters.{typo}: unknown key (did you mean {meant!r}?)"
+    )
+    taken = msg.split(f"({algo} takes ")[1].rstrip(")").split(", ")
+    assert meant in taken and "gamma" in taken and typo not in taken
+    assert "seed" not in taken and "env" not in taken  # train() passes those itself
+    r = run_cli("train", "--config", str(p), "--logdir", str(tmp_path / "runs"))
+    assert (
+        r.returncode == 2 and r.stderr.count("\n") == 1 and f"did you mean {meant!r}?" in r.stderr
+    )
+    assert not (tmp_path / "runs").exists()  # no run folder, no environment
+
+
+def test_a_bundled_recipe_is_found_by_its_name_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_train_config("maskable_ppo_ila72").name == "maskable_ppo_ila72"
+    assert load_train_config("ppo_ila72.yaml").name == "ppo_ila72"
+    # the tried recipes, by their folder
+    assert load_train_config("tried/ftlam_jobset_ila72_gate").lambda_per == "second"
+    with pytest.raises(
+        TrainConfigError, match="did you mean 'maskable_ppo_ila72'[?][)] [(]bundled: "
+    ):
+        load_train_config("maskable_ppo")
+    # a file of that name in the working folder wins
+    (tmp_path / "ppo_ila72.yaml").write_text("algorithm: a2c\n")
+    assert load_train_config("ppo_ila72.yaml").algorithm == "a2c"
+
+
 def test_bundled_training_configs_load():
     import mrgym
     from mrgym.benchmark.protocol import VALIDATION_SEEDS
 
     scenarios = set()
-    for path in sorted(Path(__file__).resolve().parents[1].glob("configs/train/*.yaml")):
+    # the recipes at the top and the tried ones (configs/train/tried/)
+    for path in sorted(Path(__file__).resolve().parents[1].glob("configs/train/**/*.yaml")):
         cfg = load_train_config(path)
         assert cfg.name == path.stem  # the run folder is named for the file
         mrgym.load_scenario(cfg.env.scenario)  # a bundled scenario
@@ -262,3 +303,88 @@ def test_an_interrupted_run_saves_its_model(tmp_path, monkeypatch):
     stats = yaml.safe_load((run / "train_stats.yaml").read_text())
     assert stats["interrupted"] and 64 <= stats["steps"] < 256
     assert load_model(run)[0].num_timesteps == stats["steps"]  # --resume RUN continues it
+
+
+def _steps(run: Path) -> dict[str, list[int]]:
+    """Each scalar tag's steps, over the run's event files."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out: dict[str, list[int]] = {}
+    for events in sorted(run.glob("tb/*/events.out.tfevents.*")):
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        for tag in acc.Tags()["scalars"]:
+            out.setdefault(tag, []).extend(e.step for e in acc.Scalars(tag))
+    return out
+
+
+def test_one_point_per_step_per_tag_and_a_line_per_evaluation(tmp_path, capsys):
+    """The held-out evaluation writes its mr_eval/ tags alone: SB3's train/*, time/ and the
+    mr/ means keep to the rollouts' ends (here the evaluation at the last step used to write
+    a second train/* point there).  Each evaluation prints its result."""
+    base = _cfg("maskable_ppo", steps=320)
+    cfg = base.model_copy(update={"eval": base.eval.model_copy(update={"every_steps": 128})})
+    run = train(cfg, logdir=tmp_path, progress=True)
+    rollout_ends = [64, 128, 192, 256, 320]  # n_steps 64, one environment
+    steps = _steps(run)
+    for tag, at in steps.items():
+        assert len(at) == len(set(at)), (tag, at)
+        assert set(at) <= ({128, 256, 320} if tag.startswith("mr_eval/") else set(rollout_ends))
+    assert steps["time/fps"] == rollout_ends
+    assert steps["train/loss"] == rollout_ends[1:]  # an update's loss: at the next rollout's end
+    assert steps["mr_eval/jobs_completed"] == [128, 256, 320]
+
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("eval @ ")]
+    assert [int(x.split()[2].replace(",", "")) for x in lines] == [128, 256, 320]
+    assert all("(1 seed: 7; " in x for x in lines)
+    jct = _scalars(run / "tb" / "run_1").get("mr_eval/mean_jct", [])
+    for step, value in jct:  # the line's number is the evaluation's
+        (line,) = [x for x in lines if x.startswith(f"eval @ {step} steps: ")]
+        assert f"mean JCT {value:.1f} s" in line
+    stats = yaml.safe_load((run / "train_stats.yaml").read_text())
+    best = stats.get("best_eval_step")
+    news = [int(x.split()[2].replace(",", "")) for x in lines if x.endswith(": new best")]
+    if best is not None:  # the last "new best" line is the pick, with its number
+        assert news and news[-1] == best
+        assert f"eval @ {best} steps: mean JCT {stats['best_eval_mean_jct_s']:.1f} s" in "\n".join(
+            x for x in lines if x.endswith(": new best")
+        )
+    assert 0 < stats["eval_wall_s"] < stats["wall_s"]
+
+
+def test_an_evaluation_writes_alone_and_is_taken_out_of_fps(monkeypatch):
+    """SB3's time/fps divides the steps by the time since ``model.start_time``: each
+    evaluation moves that start by its own duration.  The values SB3 holds for its next
+    dump stay held."""
+    from types import SimpleNamespace
+
+    from stable_baselines3.common.logger import KVWriter, Logger
+
+    from agents import callbacks
+
+    class Written(KVWriter):
+        def __init__(self) -> None:
+            self.rows: list[tuple[int, dict]] = []
+
+        def write(self, key_values, key_excluded, step=0) -> None:
+            self.rows.append((step, dict(key_values)))
+
+    out = Written()
+    clock = iter([5_000, 5_000 + 7 * 10**9])  # the evaluation "takes" 7 s
+    monkeypatch.setattr(callbacks, "time", SimpleNamespace(perf_counter_ns=lambda: next(clock)))
+    model = SimpleNamespace(get_env=lambda: None, logger=Logger(None, [out]), start_time=10**12)
+    cb = callbacks.HeldOutEvalCallback(lambda: None, [1, 2], every_steps=100)
+    cb.init_callback(model)
+    episode = callbacks.HeldOutEpisode({"mean_jct": 100.0, "p95_jct": 150.0}, 10, True, -3.0)
+    monkeypatch.setattr(cb, "_episodes", lambda: [episode, episode])
+    cb.logger.record("train/loss", 0.5)
+    cb.logger.record_mean("mr/mean_jct", 90.0)
+    assert cb.evaluate() == 100.0
+    assert model.start_time == 10**12 + 7 * 10**9 and cb.eval_s == 7.0
+    alone = {"mr_eval/mean_jct": 100.0, "mr_eval/p95_jct": 150.0, "mr_eval/complete": 1.0}
+    assert out.rows == [(0, alone)]
+    # what SB3 recorded before the evaluation is written at its own next dump
+    assert dict(cb.logger.name_to_value) == {"train/loss": 0.5, "mr/mean_jct": 90.0}
+    cb.logger.record_mean("mr/mean_jct", 110.0)  # record_mean's count was kept too
+    cb.logger.dump(64)
+    assert out.rows[1] == (64, {"train/loss": 0.5, "mr/mean_jct": 100.0})

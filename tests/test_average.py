@@ -1,4 +1,4 @@
-"""Checkpoint averaging (``agents.average``): the mean of the models' policy weights,
+"""Checkpoint averaging (``agents.analysis.average``): the mean of the models' policy weights,
 written as a run folder that loads like any saved model; models that do not fit together
 and an output folder that holds a run are refused."""
 
@@ -11,7 +11,7 @@ import torch
 import yaml
 from helpers import tiny_train_config as _cfg
 
-from agents.average import average_models, main
+from agents.analysis.average import average_models, main
 from agents.train import load_model, train
 
 

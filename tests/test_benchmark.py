@@ -274,6 +274,105 @@ def test_leaderboard_merges_baselines_and_agents_and_refuses_bad_files(tmp_path)
         leaderboard.build(results, page)
 
 
+def test_the_page_says_which_result_files_ran_with_local_changes(tmp_path):
+    results, page = tmp_path / "lb", tmp_path / "lb.md"
+    results.mkdir()
+    code = ["mrgym/sim/hdfs.py", "docs/leaderboard/x.json"]
+    _store(results, "a.json", [_result("fifo", [100.0, 90.0])], git_dirty=True,
+           git_dirty_files=code)  # fmt: skip
+    _store(results, "b.json", [_result("fair", [95.0, 93.0])], git_dirty=True,
+           git_dirty_files=["docs/leaderboard/a.json", "README.md", "tests/test_x.py"])  # fmt: skip
+    _store(results, "c.json", [_result("srpt", [96.0, 93.0])], git_dirty=True)  # an old file
+    _store(results, "d.json", [_result("sjf", [97.0, 93.0])])  # clean
+    boards = leaderboard.load_boards(results)
+    assert leaderboard.unclean_files(boards) == [
+        ("a.json", "local changes to mrgym/sim/hdfs.py"),
+        ("c.json", "local changes, files not recorded"),
+    ]
+    text = leaderboard.build(results, page)
+    assert "commit `abc` **with local changes to mrgym/sim/hdfs.py**" in text
+    assert "commit `abc` with changes to documentation or tests only," in text
+    assert "commit `abc` **with local changes, files not recorded**" in text
+    assert "[`d.json`](lb/d.json): mrgym 0.1.0, commit `abc`, " in text
+
+
+def test_git_state_names_the_changed_files(tmp_path):
+    from mrgym.benchmark.results import changed_files, git_state
+
+    # `git status --porcelain -z`: a rename's old path follows its new one
+    out = " M mrgym/a.py\0R  new.py\0old.py\0?? agents/extra/\0D  gone.py\0"
+    assert changed_files(out) == ["mrgym/a.py", "new.py", "agents/extra/", "gone.py"]
+    assert changed_files("") == []
+    state = git_state(tmp_path)  # no checkout here: nothing known
+    assert (state.commit, state.dirty, state.files) == (None, None, None)
+    here = git_state()
+    if here.commit is not None:  # a checkout: its state as git tells it
+        assert here.dirty == bool(here.files)
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="a result file records git's state")
+def test_a_result_file_records_the_changed_files(tmp_path):
+    from mrgym.benchmark.results import git_state
+
+    doc = _bench(tmp_path, "r.json", "--policies", "fifo", "--workers", "1")
+    state = git_state()
+    assert doc["git_commit"] == state.commit and doc["git_dirty"] == state.dirty
+    assert doc["git_dirty_files"] == state.files
+
+
+def test_the_committed_result_files_were_run_from_their_commit():
+    """Every file on the leaderboard ran from its commit: no local change that could
+    change a result (documentation and the other result files aside)."""
+    boards = leaderboard.load_boards(ROOT / leaderboard.RESULTS_DIR)
+    bad = leaderboard.unclean_files(boards)
+    assert not bad, f"rerun from a clean checkout: {bad}"
+
+
+def test_leaderboard_prints_the_tables_and_writes_the_page_on_request(tmp_path, capsys):
+    from mrgym import cli
+
+    results, page = tmp_path / "lb", tmp_path / "lb.md"
+    results.mkdir()
+    _store(results, "s.json", [_result("fifo", [100.0, 90.0]), _result("fair", [95.0, 93.0])])
+    assert cli.main(["leaderboard", "--results", str(results), "--out", str(page)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## s\n") and "| fair | baseline | 1 | 94.0 |" in out
+    assert "command" not in out and "mrgym benchmark" not in out  # a terminal's width
+    assert not page.exists()  # printing writes nothing
+    argv = ["leaderboard", "--results", str(results), "--out", str(page)]
+    assert cli.main([*argv, "--check"]) == 1
+    assert cli.main([*argv, "--write"]) == 0 and page.read_text() == leaderboard.build(
+        results, page
+    )
+    assert cli.main([*argv, "--check"]) == 0
+    capsys.readouterr()
+    assert cli.main([*argv, "--scenario", "t"]) == 2
+    assert "--scenario 't': no table; the leaderboard has s" in capsys.readouterr().err
+
+
+def test_leaderboard_outside_a_checkout_is_one_message(tmp_path, monkeypatch, capsys):
+    from mrgym import cli
+
+    monkeypatch.setattr(leaderboard, "CHECKOUT", tmp_path / "site-packages")  # no docs/
+    monkeypatch.chdir(tmp_path)
+    for argv in (["leaderboard"], ["leaderboard", "--write"]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "mrgym runs from an installed package" in err
+        assert "--results FOLDER" in err
+    assert not (tmp_path / "docs").exists()  # nothing written anywhere
+
+
+def test_the_best_baseline_of_a_scenario_is_the_leaderboards(tmp_path):
+    results = tmp_path / "lb"
+    results.mkdir()
+    _store(results, "s.json", [_result("fifo", [100.0, 90.0]), _result("fair", [95.0, 93.0]),
+                               _result("agent", [80.0, 80.0], kind="model")])  # fmt: skip
+    assert leaderboard.best_baseline("s", results) == "fair"  # models never count
+    with pytest.raises(ValueError, match="has no table for scenario 'lee' \\(it has s\\)"):
+        leaderboard.best_baseline("lee", results)
+
+
 # -- the command ----------------------------------------------------------------------------
 def _bench(tmp_path: Path, name: str, *extra: str) -> dict:
     out = tmp_path / name
@@ -307,6 +406,18 @@ def test_benchmark_reproduces_a_baseline_row_bit_for_bit(tmp_path):
     )
     assert dl["command"].endswith("--policies dl-sched --samples 2")
     assert a["mrgym_version"] == mrgym.version()
+
+
+def test_with_best_baseline_runs_the_leaderboards_best_beside_a_policy(tmp_path):
+    best = leaderboard.best_baseline(SCENARIO)  # docs/leaderboard/'s table for lee-gpu
+    doc = _bench(tmp_path, "r.json", "--policies", "fifo", "--with-best-baseline", "--workers", "1")
+    assert [p["name"] for p in doc["policies"]] == [best, "fifo"]
+    assert doc["best_baseline"] in (best, "fifo")  # the better of the two on these seeds
+    fifo = next(s for s in doc["summary"] if s["name"] == "fifo")
+    assert fifo["diff"] is not None or fifo["best"]
+    assert doc["policies"][0]["command"].startswith(
+        f"mrgym benchmark --scenario {SCENARIO} --split test --limit 2 --policies {best}"
+    )
 
 
 def test_an_interrupted_benchmark_keeps_the_finished_policies_and_resumes(

@@ -94,9 +94,33 @@ def test_compare_logs_one_line_per_run_when_stderr_is_a_pipe(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 4, r.stderr
-    assert re.fullmatch(r"\[1/4\] fifo lee-gpu seed 0: \d+\.\d s", lines[0]), lines
-    assert re.fullmatch(r"\[4/4\] fair lee-gpu seed 1: \d+\.\d s", lines[3]), lines
+    # each line: the run's time, the time elapsed and the time left at the pace so far
+    assert re.fullmatch(
+        r"\[1/4\] fifo lee-gpu seed 0: \d+\.\d s \(\d+ s elapsed, ~\d+ s left\)", lines[0]
+    ), lines
+    assert re.fullmatch(r"\[4/4\] fair lee-gpu seed 1: \d+\.\d s \(\d+ s elapsed\)", lines[3]), (
+        lines
+    )
     assert "\r" not in r.stderr  # no tqdm bar in a log
+
+
+def test_the_pace_says_elapsed_and_left():
+    from mrgym.sweep import pace
+
+    assert pace(1, 4, 10.0) == "10 s elapsed, ~30 s left"
+    assert pace(3, 4, 300.0) == "5.0 min elapsed, ~100 s left"
+    assert pace(4, 4, 9000.0) == "2.5 h elapsed"  # done: nothing left to estimate
+    assert pace(0, 4, 1.0) == "1 s elapsed"
+
+
+def test_benchmark_lines_say_elapsed_and_left(tmp_path):
+    argv = ["benchmark", "--scenario", "lee-gpu", "--limit", "2", "--policies", "fifo"]
+    r = run_cli(*argv, "--workers", "1", "--out", str(tmp_path / "r.json"))
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("[")]
+    assert re.fullmatch(
+        r"\[1/2\] fifo seed 3000: \d+\.\d s \(\d+ s elapsed, ~\d+ s left\)", lines[0]
+    )
+    assert re.fullmatch(r"\[2/2\] fifo seed 3001: \d+\.\d s \(\d+ s elapsed\)", lines[1])
 
 
 def test_long_simulate_logs_a_line_per_tenth_of_the_jobs(monkeypatch, capsys):
@@ -249,9 +273,53 @@ def test_version():
 def test_help_shows_the_defaults():
     assert "(default: dl-sched)" in " ".join(run_cli("simulate", "--help").stdout.split())
     text = " ".join(run_cli("compare", "--help").stdout.split())
-    assert "(default: 0-4)" in text and "(default: all)" in text
+    assert "(default: 0-4)" in text
+    assert "(default: the registered schedulers and the compositions that are" in text
     assert "runs/compare-CONFIG-YYYYmmdd-HHMMSS" in text
     assert "(default: ila2400)" in " ".join(run_cli("bench", "--help").stdout.split())
+
+
+def test_no_option_states_its_default_twice():
+    """The formatter adds ``(default: X)``; an option whose own help says it as well
+    printed it twice (``evaluate --seeds``)."""
+    import argparse
+
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    twice = [
+        f"{name} {a.option_strings[0]}"
+        for name, parser in sub.choices.items()
+        for a in parser._actions
+        if a.help and "(default" in a.help and a.default not in (None, False, argparse.SUPPRESS)
+    ]
+    assert twice == []
+    text = " ".join(run_cli("evaluate", "--help").stdout.split())
+    assert text.count("default") == text.count("(default:") + 1  # "the default is ..." once
+
+
+def test_reproduce_list_keeps_its_columns_apart():
+    from mrgym.reproduce.report import load_claims, select
+
+    claims = select(load_claims(), "all")
+    lines = run_cli("reproduce", "--list").stdout.splitlines()
+    assert len(lines) == len(claims)
+    where_at = lines[0].index(claims[0].where)
+    for c, line in zip(claims, lines):
+        # the key, then two spaces at least; each "where" starts in one column and is
+        # followed by two spaces at least (the longest ran into the claim beside it)
+        assert line.startswith(c.key + "  ") and line.index(c.where) == where_at, line
+        assert line[where_at + len(c.where) :].startswith("  "), line
+
+
+def test_the_ci_runs_the_readmes_test_command():
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Run the test suite", 1)[1].split("```bash\n", 1)[1].split("\n```")[0]
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert ci == block.strip()
+    # the CPU build of torch before the extras: a plain install pulls the CUDA one
+    assert block.startswith("pip install torch==2.13.0 --index-url https://download.pytorch")
+    install = readme.split("## Install", 1)[1].split("## ", 1)[0]
+    assert install.index("--index-url") < install.index('".[rl]"') < install.index('".[dev]"')
 
 
 def test_reversed_seed_range_is_named():

@@ -1,5 +1,5 @@
-"""agents.curves and agents.pareto read the baselines' numbers from a ``mrgym compare``
-result (``--baselines``) instead of having them typed by hand."""
+"""agents.analysis.curves and agents.analysis.pareto read the baselines' numbers from a
+``mrgym compare`` result (``--baselines``) instead of having them typed by hand."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("tensorboard")
 pytest.importorskip("torch")
 
-from agents import curves, pareto  # noqa: E402
+from agents.analysis import curves, pareto  # noqa: E402
 from mrgym import cli  # noqa: E402
 
 

@@ -193,6 +193,81 @@ def test_model_pages_measured_effects_are_the_reports() -> None:
             assert ours[k] in row, (k, ours[k])
 
 
+# -- the learning pages: short, their numbers the result files', one path -------------------
+LEARNING = DOCS / "learning.md"
+TRAIN_CONFIGS = ROOT / "configs" / "train"
+
+
+def table_rows(text: str, header: str) -> list[list[str]]:
+    """The cells of each row of the markdown table whose header line starts ``header``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return rows
+
+
+def test_the_learning_page_is_short_and_the_training_page_names_the_top_recipes() -> None:
+    assert len(LEARNING.read_text(encoding="utf-8").splitlines()) <= 300
+    top = sorted(p.name for p in TRAIN_CONFIGS.glob("*.yaml"))
+    rows = table_rows((DOCS / "training.md").read_text(encoding="utf-8"), "| config | what |")
+    named = sorted(n for r in rows for n in re.findall(r"`([\w.]+\.yaml)`", r[0]))
+    # the table and the recommended config above it name every recipe at the top, and only those
+    assert sorted({*named, "bc_jobset_ila72_gate_linear_500k.yaml"}) == top
+
+
+def _pct(v: float) -> str:
+    return f"{round(v, 1) + 0.0:+.1f}"
+
+
+def test_the_learning_summary_is_the_leaderboards_result_files() -> None:
+    """Each shipped model's row: its mean JCT, its comparator's, and their paired
+    difference with its interval, recomputed from docs/leaderboard/*.json."""
+    import numpy as np
+
+    from mrgym.benchmark.leaderboard import load_boards
+    from mrgym.benchmark.stats import paired_difference
+
+    boards = {b.scenario: {r.name: r for r in b.results} for b in load_boards(DOCS / "leaderboard")}
+    text = LEARNING.read_text(encoding="utf-8")
+    rows = table_rows(text, "| scenario | shipped model |")
+    assert sorted(r[1].strip("`") for r in rows) == sorted(
+        p.name
+        for p in (ROOT / "models").iterdir()
+        if (p / "best_model.zip").is_file()
+        and not p.name.startswith("ila72-gate-v1-")  # the earlier recipe: its own section
+    )
+    for scenario, model, jct, comparator, its_jct, diff in rows:
+        results = boards[scenario.strip("`")]
+        m = results[model.strip("`")].per_seed["mean_jct_s"]
+        c = results[comparator.strip("`")].per_seed["mean_jct_s"]
+        assert (jct, its_jct) == (f"{np.mean(m):.1f}", f"{np.mean(c):.1f}"), model
+        d = paired_difference(m, c)
+        want = f"{_pct(d.mean_pct)} % [{_pct(d.low_pct)}, {_pct(d.high_pct)}]"
+        assert diff.replace("\u2212", "-") == want, model
+
+
+def test_each_tried_recipe_has_a_row_with_a_commit_that_has_it() -> None:
+    rows = table_rows(LEARNING.read_text(encoding="utf-8"), "| recipe | what changed |")
+    tried = sorted(p.stem for p in (TRAIN_CONFIGS / "tried").glob("*.yaml"))
+    assert tried and sorted(r[0].strip("`") for r in rows) == tried
+    assert all(r[1] and r[2] for r in rows)  # what changed, its validation result
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the commits cannot be looked up")
+    for cell, _, _, commit in rows:
+        name, h = cell.strip("`"), commit.strip("`")
+        assert re.fullmatch(r"[0-9a-f]{7,40}", h), (name, commit)
+        found = subprocess.run(
+            ["git", "cat-file", "-e", f"{h}:configs/train/{name}.yaml"],
+            cwd=ROOT,
+            capture_output=True,
+        )
+        assert found.returncode == 0, f"{name}: commit {h} has no configs/train/{name}.yaml"
+
+
 # -- the site ----------------------------------------------------------------------------
 SITE_NEEDS = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python")
 

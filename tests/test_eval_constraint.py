@@ -70,14 +70,15 @@ def test_an_unknown_scheduler_is_one_line_naming_the_key(tmp_path):
 
 
 def test_the_limit_runs_the_scenario_as_the_evaluation_env_builds_it():
-    # env.max_sim_time_s cuts the baseline's episodes as it cuts the model's
+    # env.max_sim_time_s cuts the baseline's episodes as it cuts the model's (200 s: fifo
+    # finishes one of lee-gpu's two jobs on seed 3, at ~150 s; the other at ~256 s)
     cfg = TrainConfig.model_validate(
         {
-            "env": {"scenario": "lee-gpu", "job_slots": 4, "max_sim_time_s": 120.0},
+            "env": {"scenario": "lee-gpu", "job_slots": 4, "max_sim_time_s": 200.0},
             "eval": {"seeds": [3], "p95_no_worse_than": "fifo"},
         }
     )
-    scenario = mrgym.load_scenario("lee-gpu", {"run.max_sim_time_s": 120.0})
+    scenario = mrgym.load_scenario("lee-gpu", {"run.max_sim_time_s": 200.0})
     cut = mrgym.evaluate(["fifo"], [scenario], [3])[0]["p95_jct_s"]
     full = mrgym.evaluate(["fifo"], ["lee-gpu"], [3])[0]["p95_jct_s"]
     assert cut != full and p95_limit(cfg) == cut

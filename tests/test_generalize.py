@@ -19,6 +19,7 @@ from agents.randomize import (
     make_randomized_env,
 )
 from mrgym.envs.mr_cluster import MRClusterEnv
+from mrgym.sim.params import DEFAULT_PARAMS
 
 # xdist: the tiny trained model built once
 pytestmark = pytest.mark.xdist_group("generalize")
@@ -58,7 +59,9 @@ def test_variant_reaches_the_inner_scenario():
     assert sc.cluster.racks == v.racks
     assert sc.cluster.background == pytest.approx(v.background)
     assert sc.execution.corunner_penalty == pytest.approx(0.005 * v.interference_scale)
-    assert sc.execution.disk_thrash == pytest.approx(0.15 * v.interference_scale)
+    assert sc.execution.disk_thrash == pytest.approx(
+        DEFAULT_PARAMS.disk_thrash * v.interference_scale
+    )
     assert sc.workload.mean_interarrival_s == pytest.approx(14.0 / v.arrival_rate_scale)
     # the simulator built that many servers and racks
     topo = env.unwrapped.sim.topo
@@ -193,7 +196,7 @@ def test_domain_randomization_is_a_gym_wrapper():
 
 @needs_swim
 def test_swim_workloads_build_and_run_with_fair():
-    from agents.generalize import SWIM_JOBS, swim_on_ila72, swim_on_larger, swim_window
+    from agents.analysis.generalize import SWIM_JOBS, swim_on_ila72, swim_on_larger, swim_window
 
     starts = {swim_window(s, TRACE_DIR) for s in range(5)}
     assert len(starts) == 5  # each seed draws its own window
@@ -208,7 +211,7 @@ def test_swim_workloads_build_and_run_with_fair():
 
 
 def test_generalization_table_end_to_end(tiny_model, tmp_path):
-    from agents.generalize import (
+    from agents.analysis.generalize import (
         generalization_table,
         load_models,
         main,
@@ -243,7 +246,7 @@ def test_generalization_table_end_to_end(tiny_model, tmp_path):
 
 
 def test_missing_trace_is_a_clear_error(tmp_path):
-    from agents.generalize import swim_on_ila72
+    from agents.analysis.generalize import swim_on_ila72
 
     with pytest.raises(FileNotFoundError, match=r"SWIM trace FB-2009_.*not found in"):
         swim_on_ila72(0, tmp_path)

@@ -14,9 +14,9 @@ import torch
 import yaml
 from stable_baselines3.common.callbacks import CallbackList
 
-from agents import grad_noise
+from agents.analysis import grad_noise
+from agents.analysis.grad_noise import noise_scale
 from agents.config import TrainConfig
-from agents.grad_noise import noise_scale
 
 P = 40  # parameters
 

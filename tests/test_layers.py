@@ -266,6 +266,16 @@ def test_the_baselines_import_no_agent_or_cli():
     assert not bad, [f"{e.src}:{e.line} imports {e.dst}" for e in bad]
 
 
+def test_the_training_path_imports_no_measurement_tool():
+    """``agents.analysis`` (docs/architecture.md rule 9) may import the training path;
+    nothing else imports it, so training never depends on a one-off tool."""
+    tools = _by_module("agents.analysis")
+    assert len(tools) >= 7, tools  # the package and its six tools: the walk sees them
+    assert any(_in(e.src, "agents.analysis") and _in(e.dst, "agents.train") for e in OURS)
+    bad = [e for e in OURS if _in(e.dst, "agents.analysis") and not _in(e.src, "agents.analysis")]
+    assert not bad, [f"{e.src}:{e.line} imports {e.dst}" for e in bad]
+
+
 def test_no_import_runs_upward():
     bad = upward(OURS)
     assert not bad, [f"{e.src}:{e.line} imports {e.dst}" for e in bad]

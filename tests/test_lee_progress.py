@@ -98,8 +98,8 @@ def test_launch_test_of_algorithm2():
 
 
 def test_scheduler_pref_on_lee_gpu_slots():
-    """The scheduler's eq. 4.4 on lee-gpu (8 + 8 slots, every block on both nodes): with
-    Crypto's CR 3x on the GPU node, a cc1 slot is worth 8 / (8 + 24) = 0.25."""
+    """The scheduler's eq. 4.4 on lee-gpu (2 + 2 slots, every block on both nodes): with
+    Crypto's CR 3x on the GPU node, a cc1 slot is worth 2 / (2 + 6) = 0.25."""
     sched = ProgressShareScheduler()
     sim = Simulation(load_scenario("lee-gpu"), sched, 0)
     view = sim.view

@@ -126,3 +126,50 @@ def test_mrgym_imports_without_the_rl_extras():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.split() == ["False", "True", "True"], r.stderr
+
+
+def test_load_without_the_rl_extras_says_what_the_cli_says(monkeypatch):
+    # as uninstalled: `import sb3_contrib` fails (the CLI's own tests do the same)
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)
+    with pytest.raises(ModuleNotFoundError) as e:
+        mrgym.ModelPolicy.load("any-model")
+    hint = 'needs the RL extras: pip install -e ".[rl]" in the mrgym checkout'
+    assert str(e.value) == f"ModelPolicy.load {hint}" and e.value.name == "sb3_contrib"
+    from mrgym.extras import RL_HINT
+
+    assert hint.endswith(RL_HINT)  # the one line `mrgym train` prints, word for word
+
+
+def test_action_probabilities_are_sb3s_distribution_bit_for_bit(saved_run):
+    """ModelPolicy computes the masked probabilities from the logits itself (no three
+    distribution objects per decision); they must be the very bits of sb3-contrib's
+    MaskableCategorical, or a sampled episode would change."""
+    import torch as th
+    from sb3_contrib.common.maskable.distributions import MaskableCategorical
+
+    from agents.model_policy import categorical_probs
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        logits = th.as_tensor(rng.normal(0, 3, (1, 13)), dtype=th.float32)
+        mask = rng.random(13) < 0.4
+        mask[rng.integers(13)] = True
+        ref = MaskableCategorical(logits=logits)
+        ref.apply_masking(mask)
+        assert th.equal(categorical_probs(logits, mask), ref.probs)
+    # a saved policy's probabilities along an episode, against get_distribution's
+    p = mrgym.ModelPolicy.load(saved_run)
+    env = p.make_env()
+    p.bind(env)
+    obs, info = env.reset(seed=0)
+    policy = p.model.policy
+    for _ in range(40):
+        mask = info["action_mask"].astype(bool)
+        with th.no_grad():
+            dist = policy.get_distribution(policy.obs_to_tensor(obs)[0], action_masks=mask)
+        want = np.where(mask, dist.distribution.probs[0].numpy().astype(np.float64), 0.0)
+        got = p._probs(obs, mask)
+        assert got.dtype == np.float64 and np.array_equal(got, want)
+        obs, _, term, trunc, info = env.step(int(np.argmax(got)))
+        if term or trunc:
+            break

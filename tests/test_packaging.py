@@ -43,6 +43,7 @@ print(json.dumps({
     "baselines": baselines.__file__,
     "config_dir": str(CONFIG_DIR),
     "train": sorted(p.name for p in (CONFIG_DIR / "train").glob("*.yaml")),
+    "tried": sorted(p.name for p in (CONFIG_DIR / "train" / "tried").glob("*.yaml")),
     "scenarios": names,
     "loaded": loaded,
     "obs_shape": list(obs.shape),
@@ -141,4 +142,6 @@ def test_installed_wheel_loads_every_bundled_scenario(wheel, tmp_path):
     assert expected and got["scenarios"] == expected
     assert got["loaded"] == expected  # each scenario's name is its file's stem
     assert got["train"] == sorted(p.name for p in (ROOT / "configs" / "train").glob("*.yaml"))
+    tried = sorted(p.name for p in (ROOT / "configs" / "train" / "tried").glob("*.yaml"))
+    assert tried and got["tried"] == tried  # the tried recipes install too
     assert got["obs_shape"] and all(n > 0 for n in got["obs_shape"])

@@ -55,3 +55,33 @@ def test_workers_is_a_positive_count():
     assert TrainConfig.model_validate({"eval": {"workers": 4}}).eval.workers == 4
     with pytest.raises(ValueError, match="workers"):
         TrainConfig.model_validate({"eval": {"workers": 0}})
+
+
+def _threads(task) -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def test_a_serial_grid_runs_models_on_one_torch_thread_and_gives_the_threads_back(monkeypatch):
+    """mrgym compare/evaluate/benchmark --workers 1 run saved models in this process: one
+    intra-op thread while they run (torch's default, one per core, spins on 2 busy cores
+    at ~8x the CPU time), the caller's setting back afterwards; scheduler tasks and a
+    user's OMP_NUM_THREADS leave torch alone."""
+    import torch
+
+    from mrgym import sweep
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        model = sweep.Task(0, object(), "lee-gpu", 0)  # any policy that is no scheduler
+        named = sweep.Task(1, "fifo", "lee-gpu", 0)
+        assert list(sweep.run_grid([model, named], workers=1, fn=_threads)) == [1, 1]
+        assert torch.get_num_threads() == 3
+        assert list(sweep.run_grid([named], workers=1, fn=_threads)) == [3]
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")  # the user's choice stands
+        assert list(sweep.run_grid([model], workers=1, fn=_threads)) == [3]
+    finally:
+        torch.set_num_threads(before)

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("tensorboard")
 pytest.importorskip("torch")
 
-from agents.pareto import (  # noqa: E402
+from agents.analysis.pareto import (  # noqa: E402
     EvalPoint,
     evaluation_points,
     front_table,

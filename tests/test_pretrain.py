@@ -80,7 +80,9 @@ def test_cloning_copies_a_non_trivial_expert():
     before = agreement()
     stats = clone(model, demos, PretrainConfig(epochs=30, value_coef=0.0), seed=0)
     assert stats["bc_agreement"] > 0.9  # over all steps
-    assert agreement() > max(0.75, before + 0.1)  # measured: 0.65 -> 0.82
+    # measured 0.41 -> 0.69 on the steps with a choice (those demos' states, drawn on
+    # the simulator of issue "Fidelity III"; 0.65 -> 0.82 before it)
+    assert agreement() > max(0.6, before + 0.2)
 
 
 def test_pretrain_config_is_validated(tmp_path):
@@ -182,7 +184,7 @@ def test_training_warm_starts_and_keeps_the_best_held_out_model(tmp_path):
     assert stats["bc_expert"] == "fair" and stats["bc_samples"] > 0
     assert stats["bc_agreement"] > 0.5
     # the clone is evaluated at step 0 (before any update) and can be the pick
-    from agents.pareto import evaluation_points
+    from agents.analysis.pareto import evaluation_points
 
     assert [p.step for p in evaluation_points(run)][0] == 0
     assert stats["best_eval_step"] in (0, 512) and stats["best_eval_mean_jct_s"] > 0
@@ -220,7 +222,7 @@ def test_an_evaluation_cut_by_the_time_cap_is_never_the_best(tmp_path):
 def test_training_curves_plot_reads_the_held_out_events(tmp_path):
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.curves import plot_curves, read_curve
+    from agents.analysis.curves import plot_curves, read_curve
 
     run = tmp_path / "run-s0"
     w = SummaryWriter(str(run / "tb" / "run_1"))
@@ -237,7 +239,7 @@ def test_training_curves_plot_reads_the_held_out_events(tmp_path):
 def test_training_curves_mark_the_evaluations_that_were_cut(tmp_path):
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.curves import incomplete_steps, plot_curves
+    from agents.analysis.curves import incomplete_steps, plot_curves
 
     run = tmp_path / "run-s1"
     w = SummaryWriter(str(run / "tb" / "run_1"))

@@ -139,6 +139,73 @@ def test_unknown_name_lists_the_expected_ones():
         registry.unregister("nope")
 
 
+def test_unknown_names_suggest_the_closest_one():
+    with pytest.raises(ValueError) as e:
+        registry.make("fiffo")
+    assert str(e.value).startswith("unknown scheduler 'fiffo' (did you mean 'fifo'?); expected")
+    with pytest.raises(ValueError, match=r"unknown order 'hostcp' \(did you mean 'hostcap'\?\)"):
+        registry.make("hybridmr-gate+hostcp")
+    with pytest.raises(ValueError, match=r"unknown tool 'tara-predcit' \(did you mean 'tara"):
+        registry.tool("tara-predcit")
+
+
+# -- listings and descriptions -------------------------------------------------------------
+def test_every_scheduler_says_in_one_line_what_it_does():
+    every = registry.names("all")
+    assert every == ALL + registry.compositions()
+    assert registry.names("registered") == ALL
+    texts = {n: registry.describe(n) for n in every}
+    for name, text in texts.items():
+        assert 10 <= len(text) <= 130 and "\n" not in text, name
+    assert len(set(texts.values())) == len(every)  # each its own
+    # a composition is described by its parts
+    assert texts["ila-gate+srpt"] == f"{registry.GATES['ila']}, the rest by srpt: {texts['srpt']}"
+    assert registry.describe("HybridMR-Gate+SJF").startswith("HybridMR's phase II gate")
+    with pytest.raises(ValueError, match="scheduler set 'some': expected registered"):
+        registry.names("some")
+
+
+def test_a_scheduler_registered_without_a_description_shows_its_docstring(clean_registry):
+    class Mine(baselines.FifoScheduler):
+        """The oldest job first, mine.
+
+        More text that the listing leaves out."""
+
+    registry.register("mine", Mine)
+    assert registry.describe("mine") == "The oldest job first, mine."
+    registry.register("mine", Mine, "first come, first served")
+    assert registry.describe("mine") == "first come, first served"
+    # the listing: a name a line (a valid --scheduler), then what it does
+    r = _python("from mrgym import cli; cli.main(['schedulers'])")
+    lines = r.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines] == ALL + registry.compositions(), r.stderr
+    assert lines[0].split(None, 1)[1] == registry.describe("fifo")
+
+
+def test_the_readme_counts_the_registry():
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    registered, composed = len(registry.available()), len(registry.compositions())
+    assert f"{registered} registered schedulers and {composed} compositions" in text
+    assert f"the {registered} registered baselines" in text
+    assert "Twenty-five" not in text and "24 baselines" not in text
+
+
+def test_compare_runs_every_scenarios_best_baseline_by_default():
+    """The default comparison has what the leaderboard ranks first on each scenario (e.g.
+    hybridmr-gate+hostcap on ila72), and :data:`LEADERBOARD_COMPOSITIONS` is exactly the
+    compositions among those."""
+    from mrgym.benchmark.leaderboard import load_boards
+    from mrgym.benchmark.stats import summarize
+
+    boards = load_boards(ROOT / "docs" / "leaderboard")
+    best = {b.scenario: summarize(b.results)[1] for b in boards}
+    assert best["ila72"] == "hybridmr-gate+hostcap"
+    default = registry.names("default")
+    assert set(best.values()) <= set(default) and default[: len(ALL)] == ALL
+    composed = {n for n in best.values() if registry.composition(n) is not None}
+    assert set(registry.LEADERBOARD_COMPOSITIONS) == composed
+
+
 def test_register_a_callable_or_a_string_and_run_it(clean_registry):
     class Mine(baselines.FifoScheduler):
         name = "mine"

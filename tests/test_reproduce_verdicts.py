@@ -14,7 +14,8 @@ from mrgym.reproduce.claims.ila import checks_verdict, classic_checks, fig8_verd
 from mrgym.reproduce.claims.lee_progress import ps_jct_verdict
 from mrgym.reproduce.claims.lsap import fig4a_verdict, snapshot_trial
 from mrgym.reproduce.claims.platforms import overhead_verdict
-from mrgym.reproduce.claims.pna import jct_verdict
+from mrgym.reproduce.claims.pna import jct_verdict, reduce_locality, table3_verdict
+from mrgym.reproduce.claims.sources import heartbeat_s
 from mrgym.reproduce.stats import exp_vs_linear, mean_ci
 
 
@@ -156,3 +157,52 @@ def test_lee_ps_jct_verdict(gain, sort, verdict):
 )
 def test_pna_jct_verdict(coupling, fair, verdict):
     assert jct_verdict(coupling, fair) == verdict
+
+
+@pytest.mark.parametrize(
+    "pna,coupling,fair,verdict",
+    [
+        (0.8984, 0.8830, 0.8559, "reproduced"),  # Table III itself
+        (0.94, 0.92, 0.90, "reproduced"),  # each within 5 points, in order
+        (0.96, 0.92, 0.90, "same direction"),  # PNA 6.2 points off
+        (0.93, 0.95, 0.98, "not reproduced"),  # Fair first
+    ],
+)
+def test_pna_table3_verdict(pna, coupling, fair, verdict):
+    assert table3_verdict({"pna": pna, "coupling": coupling, "delay": fair}) == verdict
+
+
+def test_a_reduce_is_local_where_a_map_of_its_job_started_before_it():
+    from mrgym.metrics import TaskRecord
+
+    def rec(job, kind, host, start, outcome="success"):
+        return TaskRecord(job, 0, kind, 0, host, host, "r0", start, start + 5, None, outcome, False)
+
+    log = [
+        rec(0, "map", "h1", 0.0),
+        rec(0, "map", "h2", 10.0),
+        rec(0, "map", "h3", 0.0, outcome="killed"),  # a lost backup holds no output
+        rec(1, "map", "h4", 0.0),
+        rec(0, "reduce", "h1", 5.0),  # h1 ran a map of job 0 at 0 s: local
+        rec(0, "reduce", "h2", 5.0),  # h2's map starts later: not local
+        rec(0, "reduce", "h3", 5.0),  # only a killed attempt there
+        rec(0, "reduce", "h4", 5.0),  # another job's map
+        rec(0, "reduce", "h2", 20.0, outcome="killed"),  # not counted
+    ]
+    assert reduce_locality(log) == (1, 4)
+
+
+@pytest.mark.parametrize(
+    "version,trackers,seconds",
+    [
+        ("1.2.1", 60, 0.6),  # PNA's pna60: 60 / 100 s
+        ("1.2.1", 20, 0.3),  # the 300 ms floor (MAPREDUCE-1906)
+        ("0.22.0", 72, 3),  # HybridMR's hybrid48: the 3 s floor
+        ("0.20.2", 250, 3),  # ceil(2.5) = 3
+        ("0.20.2", 450, 5),
+        ("0.18.3", 80, 5),  # Lee's tara80: the 5 s floor
+        ("0.18.3", 300, 7),  # 300 / 50 + 1
+    ],
+)
+def test_hadoop_heartbeat_rules(version, trackers, seconds):
+    assert heartbeat_s(version, trackers) == pytest.approx(seconds)

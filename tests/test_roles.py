@@ -80,3 +80,15 @@ def test_role_counts_split_validation_from_calibration() -> None:
         "verdicts: 1 reproduced, 0 same direction, 1 not reproduced",
         "validation rows only: 1 reproduced, 0 same direction, 0 not reproduced",
     ]
+
+
+def test_a_claim_whose_number_set_a_value_of_its_setup_is_calibration() -> None:
+    # setups name, for each calibrated value, the claims whose numbers set it: such a
+    # claim reads back an input (mrgym.reproduce.setups.self_calibrated)
+    from mrgym.reproduce.setups import self_calibrated
+
+    claims = load_claims()
+    own = {c.key: self_calibrated(c.key, c.settings()) for c in claims}
+    assert {k for k, v in own.items() if v} <= {k for k in own if role(k) == CALIBRATION}
+    # lee-cloud's gridmix2 size class was chosen by §4.4.1's round times
+    assert own["lee-4.4.1-rounds"] == own["lee-4.4.1-cost"] == ["data per round"]

@@ -124,3 +124,23 @@ def test_a_shipped_model_names_no_folder_of_the_machine_it_trained_on(path):
         data = json.loads(z.read("data"))
     paths = {k: v for k, v in data.items() if isinstance(v, str) and v.startswith(("/", "~"))}
     assert paths == {} and data.get("tensorboard_log") is None
+
+
+def test_the_top_of_configs_train_holds_each_shipped_models_recipe():
+    """configs/train/ holds the shipped models' recipes and the documented starting points
+    (at most 12; the tried ones are in tried/), and each shipped model's recorded config is
+    its recipe's own, but for the seed and the run's name."""
+    import re
+
+    from agents.config import load_train_config
+    from agents.train import read_saved_config
+
+    top = ROOT / "configs" / "train"
+    assert len(list(top.glob("*.yaml"))) <= 12
+    for path in MODELS:
+        saved = read_saved_config(path.parent / "config.yaml")
+        recipe = re.sub(r"-s\d+$", "", saved.name)
+        mine = load_train_config(top / f"{recipe}.yaml")  # at the top, not in tried/
+        assert saved.model_dump(exclude={"name", "seed"}) == mine.model_dump(
+            exclude={"name", "seed"}
+        ), path.parent.name

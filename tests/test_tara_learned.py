@@ -43,9 +43,10 @@ def test_history_run_recovers_sorts_selectivity_and_cpu_per_mb():
     assert lr.map_selectivity == pytest.approx(1.0, abs=0.01)
     assert lr.reduce_selectivity == pytest.approx(1.0, abs=0.01)
     assert lr.reduce_cpu_s_per_mb == pytest.approx(0.015, rel=0.1)
-    assert lr.map_mb == pytest.approx(128.0)
-    assert 3.0 < lr.map_s["generic-4core"] < 15.0  # 2 x 128 MB through a 100 MB/s disk
-    assert lr.history is not None and lr.history.maps == 1280 and lr.history.jct_s > 0
+    assert lr.map_mb == pytest.approx(64.0)  # Hadoop 0.18.3's block (tara80)
+    # 2 x 64 MB through a 100 MB/s disk, which its co-hosted slots' streams thrash
+    assert 1.5 < lr.map_s["generic-4core"] < 12.0
+    assert lr.history is not None and lr.history.maps == 2560 and lr.history.jct_s > 0
 
 
 def test_calibrated_io_factor_is_near_the_hidden_one_and_moves_with_it():

@@ -53,7 +53,8 @@ class RunInfo:
     command: str
     mrgym_version: str
     git_commit: str | None = None
-    git_dirty: bool | None = None  # tracked files differed from the commit
+    git_dirty: bool | None = None  # files differed from the commit (GitState.dirty)
+    git_dirty_files: list[str] | None = None  # which (GitState.files)
     # ``--resume`` kept policies of a file made at another commit: that commit
     resumed_from_commit: str | None = None
     created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -140,24 +141,73 @@ def policy_results(doc: dict[str, Any], where: str = "result") -> list[PolicyRes
     return out
 
 
-def git_state(folder: str | Path | None = None) -> tuple[str | None, bool | None]:
-    """The commit of the checkout mrgym runs from and whether tracked files differ from it
-    (None, None outside a git checkout or without git)."""
+@dataclass(frozen=True)
+class GitState:
+    """The checkout a run ran from: its commit and what differed from it."""
+
+    commit: str | None  # None outside a git checkout or without git
+    dirty: bool | None  # tracked files differed, or untracked files were there
+    files: list[str] | None = None  # those files, relative to the checkout
+
+
+def git_state(folder: str | Path | None = None) -> GitState:
+    """The commit of the checkout mrgym runs from and the files that differ from it:
+    tracked files changed, added or deleted, and untracked files that git does not
+    ignore (a new module is code too).  One ``git status``: about 0.1 s."""
     where = Path(folder) if folder else Path(__file__).resolve().parent
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10
         )
         if commit.returncode != 0:
-            return None, None
+            return GitState(None, None)
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "-z", "--untracked-files=normal"],
             cwd=where,
             capture_output=True,
             text=True,
             timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
-        return None, None
-    dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
-    return commit.stdout.strip() or None, dirty
+        return GitState(None, None)
+    sha = commit.stdout.strip() or None
+    if status.returncode != 0:
+        return GitState(sha, None)
+    files = changed_files(status.stdout)
+    return GitState(sha, bool(files), files)
+
+
+def changed_files(porcelain_z: str) -> list[str]:
+    """The paths of ``git status --porcelain -z`` output (a rename's new path), in order."""
+    out: list[str] = []
+    entries = iter(porcelain_z.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], entry[3:]
+        out.append(path)
+        if "R" in code or "C" in code:  # a rename or copy: its old path comes next
+            next(entries, None)
+    return out
+
+
+def neutral(path: str) -> bool:
+    """Whether a change to ``path`` cannot change a benchmark result: the documentation
+    (``docs/``, result files included, and any ``.md``) and the tests."""
+    return path.startswith(("docs/", "tests/")) or path.endswith(".md")
+
+
+def unclean(doc: dict[str, Any]) -> str | None:
+    """Why a result file cannot be trusted to come from its commit alone: the local
+    changes it records that could change a result (None: a clean run, or one whose
+    changes were documentation or tests only)."""
+    if not doc.get("git_dirty"):
+        return None if doc.get("git_commit") else "no git commit recorded"
+    files = doc.get("git_dirty_files")
+    if files is None:
+        return "local changes, files not recorded"
+    code = [f for f in files if not neutral(f)]
+    if not code:
+        return None
+    more = f" and {len(code) - 3} more" if len(code) > 3 else ""
+    return f"local changes to {', '.join(code[:3])}{more}"

@@ -16,7 +16,7 @@ from mrgym.benchmark.results import PolicyResult
 from mrgym.benchmark.sampling import SampleResult, SampleTask, run_sample, sample_tasks
 from mrgym.benchmark.stats import mean_of
 from mrgym.runner import Progress, progress_mode
-from mrgym.sweep import one_thread, run_grid
+from mrgym.sweep import pace, run_grid
 
 
 @dataclass(frozen=True)
@@ -72,11 +72,7 @@ def run_benchmark(
     owner = {t.index: t.entrant for t in tasks}
     done: dict[int, PolicyResult] = {}
     bar = _Bar(len(tasks), progress)
-    if sweep[0] == 1 and sweep[1] == "process" and any(e.kind == "model" for e in entrants):
-        # the serial path runs models in this process: give torch one intra-op thread, as
-        # a pool worker gets (sweep.one_thread); a batch-1 forward pass gains nothing from
-        # more, and on 2 busy cores torch's default made an ila72 episode ~7x slower
-        one_thread()
+    # the serial path runs models with one torch thread, as a pool worker does (sweep)
     results = run_grid(tasks, *sweep, fn=run_sample)
     try:
         for res in results:
@@ -145,7 +141,7 @@ class _Bar:
             elapsed = time.perf_counter() - self.t0
             print(
                 f"[{self.n}/{self.total}] {name} seed {seed}: {wall_s:.1f} s "
-                f"({elapsed:.0f} s elapsed)",
+                f"({pace(self.n, self.total, elapsed)})",
                 file=sys.stderr,
                 flush=True,
             )

@@ -8,17 +8,23 @@ Three stages, run in order, each fitting a few ``ModelParams`` fields on its tar
   log-normal shape, on a native cluster (:func:`mrgym.calibration.probes.native_dispersion`);
 - **B, virtualization overheads**: ``virt_cpu_overhead``, ``virt_io_overhead`` on HybridMR
   Fig. 1(a)'s bands;
-- **C, virtual interference**: ``membw_alpha``, ``slow_vm_p``, ``slow_vm_factor``,
-  ``credit_coupling``, ``dom0_core_s_per_mb`` on ILA Fig. 8's PureFair fractions, with
-  penalties that keep ILA Fig. 1-3 within their criteria.
+- **C, virtual interference**: ``credit_overcommit``, ``membw_alpha``,
+  ``credit_coupling``, ``dom0_core_s_per_mb``, ``disk_thrash`` and the ILA mix's
+  ``workload.generator_mb`` on ILA Fig. 8's two distributions, PureFair's and ILA's own,
+  with penalties that keep ILA Fig. 1-3 within their criteria.
 
 Each objective is the sum of squared residuals (``(measured - target) / tolerance``, so 1 =
 the edge of the claim's criterion) and penalties on fixed seeds: the same seeds for every
-trial (common random numbers), so it is a deterministic function of the parameters. A
-simulation is piecewise smooth in its parameters at best (events reorder), so the
-optimizer is derivative-free: scipy's bounded Nelder-Mead on the parameters scaled to
-[0, 1], from the start values with a simplex of ±0.2 of each range, stopped after a fixed
-number of evaluations. A parameter (or a fixed setting) that ``ModelParams`` does not have
+trial (common random numbers), so it is a deterministic function of the parameters.
+Stage C's Fig. 8 residuals count only past their criteria (:func:`band`), PureFair's
+weighted as constraints: its six targets cannot all be met (ILA's own distribution by no
+parameter values, docs/calibration.md), and within a claim's band no value is better than
+another, so the fit looks, among the parameter sets that meet PureFair's, for the one
+nearest ILA's.  A simulation is piecewise smooth in its parameters at
+best (events reorder), so the optimizer is derivative-free: scipy's bounded Nelder-Mead
+on the parameters scaled to [0, 1], from the start values with a simplex of ±0.2 of each
+range (stage C: from the best of the start values and a fixed 16-point Latin hypercube),
+stopped after a fixed number of evaluations. A parameter (or a fixed setting) that ``ModelParams`` does not have
 is skipped with a message, so the fit runs with the mechanisms that exist.
 """
 
@@ -31,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.stats import qmc
 
 from mrgym.calibration import probes
 from mrgym.calibration import targets as T
@@ -66,8 +73,11 @@ class Stage:
     fixed: dict = field(default_factory=dict)  # settings the stage needs (noise_phases)
     seeds: tuple[int, ...] = (0, 1)
     quick_seeds: tuple[int, ...] = (0,)
-    budget: int = 40  # objective evaluations
+    budget: int = 40  # objective evaluations, the pre-search's included
     quick_budget: int = 4
+    # Latin-hypercube points tried before Nelder-Mead, which starts from the best of them
+    # and the start values: a local search from one start explores little of a 6-D box
+    presearch: int = 0
 
 
 def _stage_a(params: dict, seeds: list[int], quick: bool) -> dict[str, float]:
@@ -88,9 +98,25 @@ def _stage_b(params: dict, seeds: list[int], quick: bool) -> dict[str, float]:
     return {f"hybridmr-fig1a-{a}": by_key[f"hybridmr-fig1a-{a}"].residual(over[a]) for a in apps}
 
 
+def band(r: float) -> float:
+    """A residual as a claim's criterion reads it: 0 within its tolerance (|r| <= 1), the
+    distance past it outside (a criterion is a band around the paper's number, not a
+    point: inside, no value is better than another)."""
+    return float(np.sign(r) * max(0.0, abs(r) - 1.0))
+
+
 def _stage_c(params: dict, seeds: list[int], quick: bool) -> dict[str, float]:
-    fr = probes.purefair_fig8(params, seeds)
-    res = {t.key: t.residual(fr[t.key.rsplit("-", 1)[1]]) for t in T.ILA_FIG8}
+    res = {}
+    # PureFair's distribution weighs as a constraint (CONSTRAINT_WEIGHT), ILA's as a
+    # target: no parameter values bring ILA's near its criterion (docs/calibration.md:
+    # its share at <= 1.1x stays under a third wherever the search looks), and a plain sum
+    # would trade PureFair's, which can be met, for small moves of ILA's
+    for sched, targets, w in (
+        ("fair", T.ILA_FIG8, CONSTRAINT_WEIGHT),
+        ("ila", T.ILA_FIG8_ILA, 1.0),
+    ):
+        fr = probes.fig8(params, seeds, sched)
+        res |= {t.key: w * band(t.residual(fr[t.key.rsplit("-", 1)[1]])) for t in targets}
     # Fig. 1-3 are constraints, not targets to trade against Fig. 8: each penalty weighs
     # CONSTRAINT_WEIGHT tolerances per tolerance outside its criterion
     pen = probes.fig123_penalties(params, seeds[0])
@@ -123,26 +149,32 @@ STAGES: dict[str, Stage] = {
     "C": Stage(
         "C",
         "virtual interference",
-        # Bounds are what the sources allow, not what a target would like: LATE measured
-        # co-located EC2 VMs' I/O throughput apart by about 2x, so a slow VM is at most 3x
-        # slow and at most 30 % of VMs are; Dom0 costs at most 0.02 core-s per MB (a choice:
-        # one Dom0 core then serves 50 MB/s, half a disk's sequential rate).
+        # Bounds are what the sources allow, not what a target would like: Dom0 costs at
+        # most 0.02 core-s per MB (a choice: one Dom0 core then serves 50 MB/s, half a
+        # disk's sequential rate); a disk's aggregate rate falls to its floor within 1 to
+        # 50 extra streams (disk_thrash 0.05-1); TeraGen's and RandomWriter's maps write
+        # 16 MB to 2 blocks each (ILA gives no size).  No slow VMs: ILA's cluster is
+        # private, so no neighbour outside the scenario makes a VM slow (docs/model.md).
         (
+            Param("credit_overcommit", 0.0, 8.0, 2.0),
             Param("membw_alpha", 0.0, 2.0, 1.0),
-            Param("slow_vm_p", 0.0, 0.3, 0.15),
-            Param("slow_vm_factor", 1.0, 3.0, 2.0),
             Param("credit_coupling", 0.0, 2.0, 0.5),
             Param("dom0_core_s_per_mb", 0.001, 0.02, 0.01),
+            Param("disk_thrash", 0.05, 1.0, 0.15),
+            Param("workload.generator_mb", 16.0, 256.0, 128.0),
         ),
         _stage_c,
-        tuple(t.key for t in T.ILA_FIG8) + ("ila-fig1/2/3 penalties",),
+        tuple(t.key for t in (*T.ILA_FIG8, *T.ILA_FIG8_ILA)) + ("ila-fig1/2/3 penalties",),
         # a choice: Dom0 on one core of its own (Xen's dom0_max_vcpus); membw_capacity:
         # the cpu module's proposed 0.8 pressure units per core (alpha scales with it)
         fixed={"dom0_cores": 1, "membw_capacity": 0.8},
         budget=80,
+        presearch=16,
     ),
 }
-MODEL_FIELDS = {f.name for f in dataclasses.fields(ModelParams)}
+# the stages' parameters: ModelParams fields, and the scenario keys a stage declares as
+# inputs of its fit (ILA names no output size for its generators)
+MODEL_FIELDS = {f.name for f in dataclasses.fields(ModelParams)} | {"workload.generator_mb"}
 
 
 def present(stage: Stage, say: Callable[[str], None]) -> tuple[list[Param], dict, list[str]]:
@@ -207,14 +239,21 @@ def fit_stage(stage: Stage, base: dict, quick: bool, say: Callable[[str], None])
     message = "no parameter present: residuals at the defaults only"
     u = u0
     if params:
+        pre = min(stage.presearch, budget - 1) if not quick else 0
+        start = u0
+        if pre > 0:
+            # a fixed Latin hypercube (seeded: the fit stays deterministic); NM starts at
+            # the best point seen, the start values included
+            pts = qmc.LatinHypercube(d=len(params), seed=0).random(pre)
+            start = min([u0, *pts], key=lambda v: obj(np.asarray(v)))
         res = minimize(
             obj,
-            u0,
+            start,
             method="Nelder-Mead",
             bounds=[(0.0, 1.0)] * len(params),
             options={
-                "maxfev": budget,
-                "initial_simplex": _simplex(u0),
+                "maxfev": budget - pre,
+                "initial_simplex": _simplex(start),
                 "xatol": 1e-3,
                 "fatol": 1e-4,
             },
@@ -223,6 +262,9 @@ def fit_stage(stage: Stage, base: dict, quick: bool, say: Callable[[str], None])
     f1, r1 = obj.residuals(u)
     if f0 < f1:  # the start was better than anything the budget found
         u, f1, r1 = u0, f0, r0
+    best = min(obj.seen.items(), key=lambda kv: kv[1][0]) if obj.seen else None
+    if best is not None and best[1][0] < f1:  # a pre-search point beat the local search
+        u, (f1, r1) = np.array(best[0]), best[1]
     final = {p.name: obj.values(u)[p.name] for p in params}
     n = len(obj.seen)
     say(f"stage {stage.name}: {n} evaluations, objective {f0:.4g} -> {f1:.4g}, {final}")
@@ -244,6 +286,12 @@ def fit_stage(stage: Stage, base: dict, quick: bool, say: Callable[[str], None])
         "start_residuals": r0,
         "final_params": final,
         "residuals": r1,
+        # every point the search evaluated: where no parameter values meet a target, this
+        # is the measurement that says so
+        "evaluated": [
+            {"params": {p.name: p.unscale(x) for p, x in zip(params, k)}, "residuals": r}
+            for k, (_, r) in obj.seen.items()
+        ],
     }
 
 

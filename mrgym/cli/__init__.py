@@ -1,7 +1,7 @@
 """The ``mrgym`` command.
 
 mrgym simulate --config ila72 --scheduler dl-sched --seed 0 [--json] [--log tasks.csv]
-mrgym compare --config ila72 --seeds 0-4 [--schedulers all] [--models M.zip] [--out DIR]
+mrgym compare --config ila72 --seeds 0-4 [--schedulers NAMES] [--models M.zip] [--out DIR]
               [--workers N] [--backend process|ray] [--address ADDR]
 mrgym bench --config ila72 [--skip-sim]    # env steps/s and run_sim tasks/s
 mrgym train --config configs/train/maskable_ppo_ila72.yaml [--steps N] [--resume RUN]
@@ -10,11 +10,11 @@ mrgym reproduce --paper all [--seeds 3] [--update | --out DIR] [--claims K,..] [
 mrgym tune --config configs/train/ppo_ila72.yaml --samples 8   # Ray Tune + Optuna + ASHA
 mrgym predict --config lee-gpu --job 1 [--samples K] [--history-seeds 0-9]  # Lee ch. 5
 mrgym calibrate [--stage A,B,C] [--quick] [--update | --out FILE]  # docs/calibration.md
-mrgym benchmark --scenario ila72 [--policies all] [--models NAME=PATH ..] [--split test]
-                [--samples K] [--out FILE] [--resume] [--workers N]  # docs/leaderboard.md
-mrgym leaderboard [--results docs/leaderboard] [--out docs/leaderboard.md] [--check]
+mrgym benchmark --scenario ila72 [--policies NAMES] [--models NAME=PATH ..] [--split test]
+                [--with-best-baseline] [--samples K] [--out FILE] [--resume] [--workers N]
+mrgym leaderboard [--scenario S] [--write | --check] [--results FOLDER] [--out PAGE]
 mrgym scenarios            # bundled scenarios, one line each
-mrgym schedulers           # scheduler names: registered, then <gater>-gate+<order>
+mrgym schedulers           # every scheduler name, with what it does
 mrgym --version
 
 ``train``, ``evaluate``, ``tune``, ``compare --models`` and ``compare --tensorboard`` need
@@ -57,7 +57,7 @@ from mrgym.cli.compare import (  # noqa: F401
     fresh_out_dir,
     write_tensorboard,
 )
-from mrgym.cli.extras import hint_for
+from mrgym.extras import hint_for
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     ).set_defaults(func=cmd_scenarios)
     sub.add_parser(
         "schedulers",
-        help="list the registered schedulers and the <gater>-gate+<order> compositions",
+        help="list the registered schedulers and the <gater>-gate+<order> compositions, "
+        "one a line with what it does",
         formatter_class=HelpFormatter,
     ).set_defaults(func=cmd_schedulers)
     return p
@@ -225,7 +226,11 @@ def _add_compare(sub) -> None:
     c.add_argument("--config", default="ila72", help="bundled scenario name or YAML path")
     c.add_argument("--seeds", default="0-4", help="seed range or list, e.g. 0-4 or 1,3,9")
     c.add_argument(
-        "--schedulers", default="all", help="comma-separated registered names, all, or none"
+        "--schedulers",
+        metavar="NAMES",
+        help="comma-separated names (`mrgym schedulers`), none, registered (the registered "
+        "schedulers) or all (every composition too) (default: the registered schedulers and "
+        "the compositions that are a scenario's best baseline on the leaderboard)",
     )
     c.add_argument(
         "--out",
@@ -316,7 +321,9 @@ def _add_evaluate(sub) -> None:
     )
     e.add_argument("--config", help="scenario (default: the model's training scenario)")
     e.add_argument(
-        "--seeds", default="2000-2019", help="seeds (default: the benchmark's validation seeds)"
+        "--seeds",
+        default="2000-2019",
+        help="seed range or list, e.g. 1,3,9; the default is the benchmark's validation split",
     )
     e.add_argument("--csv", help="also write the per-seed rows to this CSV")
     add_max_decisions(e)

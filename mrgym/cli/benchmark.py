@@ -33,8 +33,18 @@ def add_parser(sub, formatter) -> None:
     b.add_argument("--scenario", required=True, help="bundled scenario name or YAML path")
     b.add_argument(
         "--policies",
-        default="all",
-        help="comma-separated registered schedulers, all, or none (models only)",
+        metavar="NAMES",
+        help="comma-separated scheduler names, none (models only), registered or all, as "
+        "compare's --schedulers (default: the registered schedulers and the compositions "
+        "that are a scenario's best baseline on the leaderboard)",
+    )
+    b.add_argument(
+        "--with-best-baseline",
+        action="store_true",
+        help="run the scenario's best baseline on the leaderboard (docs/leaderboard/) beside "
+        "--policies and --models, so that a model benchmarked alone gets its paired "
+        "difference; its row is on the leaderboard already, so keep such a file out of "
+        "docs/leaderboard/",
     )
     b.add_argument(
         "--models",
@@ -77,44 +87,106 @@ def add_parser(sub, formatter) -> None:
 
 
 def _add_leaderboard(sub, formatter) -> None:
-    from mrgym.benchmark.leaderboard import PAGE, RESULTS_DIR
-
     lb = sub.add_parser(
         "leaderboard",
-        help="write docs/leaderboard.md from the result files in docs/leaderboard/",
-        description="Generate the leaderboard page from the `mrgym benchmark` result files "
-        "(test split, every test seed, finished runs): one table per scenario.",
+        help="print the leaderboard's tables (--write: rewrite docs/leaderboard.md)",
+        description="Print each scenario's leaderboard table from the `mrgym benchmark` "
+        "result files (test split, every test seed, finished runs), or with --write "
+        "generate the page docs/leaderboard.md from them.  A result file recorded with "
+        "local changes that could change a result is named on stderr: rerun it from a "
+        "clean checkout.",
         formatter_class=formatter,
     )
-    lb.add_argument("--results", default=str(RESULTS_DIR), help="folder of result JSON files")
-    lb.add_argument("--out", default=str(PAGE), help="the page to write")
+    lb.add_argument(
+        "--results",
+        metavar="FOLDER",
+        help="folder of result JSON files (default: docs/leaderboard/ of the checkout)",
+    )
+    lb.add_argument("--scenario", help="print only this scenario's table")
+    lb.add_argument(
+        "--write",
+        action="store_true",
+        help="write the page instead of printing the tables",
+    )
     lb.add_argument(
         "--check",
         action="store_true",
         help="write nothing; exit status 1 when the page is not what the files give",
     )
+    lb.add_argument(
+        "--out",
+        metavar="PAGE",
+        help="the page --write and --check read (default: docs/leaderboard.md of the checkout)",
+    )
     lb.set_defaults(func=cmd_leaderboard)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from mrgym.benchmark.leaderboard import build
+    from mrgym.benchmark.leaderboard import (
+        PAGE,
+        RESULTS_DIR,
+        in_checkout,
+        load_boards,
+        render_page,
+        render_tables,
+        unclean_files,
+    )
 
-    if not Path(args.results).is_dir():
+    if args.write and args.check:
+        raise ValueError("leaderboard: --write and --check: give one")
+    folder = Path(args.results) if args.results else _near(in_checkout(RESULTS_DIR))
+    if not folder.is_dir():
+        raise ValueError(f"--results {args.results or folder}: no such folder")
+    boards = load_boards(folder)
+    flagged = unclean_files(boards)
+    if flagged:  # one line: the page names each file's changes
+        n = sum(len(b.sources) for b in boards)
+        name, why = flagged[0]
+        more = f" and {len(flagged) - 1} more" if len(flagged) > 1 else ""
         print(
-            f"mrgym: {args.results}: no such folder; the page says no results yet", file=sys.stderr
+            f"mrgym: warning: {len(flagged)} of {n} result files were recorded with local "
+            f"changes that could change a result ({name}: {why}{more}); rerun them from a "
+            "clean checkout",
+            file=sys.stderr,
         )
-    text = build(args.results, args.out)
-    page = Path(args.out)
+    if not (args.write or args.check):
+        if args.scenario is not None:
+            known = [b.scenario for b in boards]
+            if args.scenario not in known:
+                from mrgym.suggest import did_you_mean
+
+                raise ValueError(
+                    f"--scenario {args.scenario!r}{did_you_mean(args.scenario, known)}: no "
+                    f"table; the leaderboard has {', '.join(known) or 'none'}"
+                )
+            boards = [b for b in boards if b.scenario == args.scenario]
+        if not boards:
+            print(f"no results yet: {folder} holds no result file")
+            return 0
+        print(render_tables(boards), end="")
+        return 0
+    if args.scenario is not None:
+        raise ValueError("--scenario: only when printing (the page holds every scenario)")
+    page = Path(args.out) if args.out else _near(in_checkout(PAGE))
+    text = render_page(boards, folder, page)
     old = page.read_text(encoding="utf-8") if page.is_file() else None
     if args.check:
         if old != text:
-            print(f"mrgym: {page} is stale: run `mrgym leaderboard`", file=sys.stderr)
+            print(f"mrgym: {page} is stale: run `mrgym leaderboard --write`", file=sys.stderr)
             return 1
         print(f"{page} is up to date")
         return 0
     page.write_text(text, encoding="utf-8")
     print(f"wrote {page}" + (" (unchanged)" if old == text else ""))
     return 0
+
+
+def _near(path: Path) -> Path:
+    """``path`` relative to the current folder when it lies below it (as messages show it)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
@@ -127,7 +199,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     seeds = _seeds(args)
     if args.samples < 1:
         raise ValueError(f"--samples {args.samples}: expected at least 1")
-    entrants = _entrants(args)
+    entrants = _entrants(args, sc.name)
     sweep = sweep_options(args)
     out = _out_path(args, sc.name)
     kept = _resumed(args, out, sc.name, seeds, entrants)
@@ -170,14 +242,26 @@ def _base_command(args: argparse.Namespace) -> list[str]:
     return cmd
 
 
-def _entrants(args: argparse.Namespace) -> list:
-    """The baselines, then the models; a name used twice is an error."""
+def _entrants(args: argparse.Namespace, scenario: str) -> list:
+    """The baselines (the leaderboard's best first with ``--with-best-baseline``), then
+    the models; a name used twice is an error."""
     from mrgym.benchmark.run import Entrant, is_stochastic
     from mrgym.cli.compare import _scheduler_names
 
     base = _base_command(args)
+    names = _scheduler_names(args.policies)
+    if getattr(args, "with_best_baseline", False):
+        from mrgym.benchmark.leaderboard import best_baseline
+
+        best = best_baseline(scenario)
+        print(
+            f"mrgym: --with-best-baseline: {best}, the best baseline of the leaderboard's "
+            f"{scenario} table",
+            file=sys.stderr,
+        )
+        names = [best, *(n for n in names if n != best)]
     out = []
-    for name in _scheduler_names(args.policies):
+    for name in names:
         stochastic = is_stochastic(name)
         cmd = [*base, "--policies", name] + (["--samples", str(args.samples)] if stochastic else [])
         out.append(Entrant(name, name, "baseline", stochastic, shlex.join(cmd)))
@@ -202,7 +286,7 @@ def _model_entrants(args: argparse.Namespace, base: list[str]) -> list:
     cap = _max_decisions(args)  # a bad value fails with or without models
     if not args.models:
         return []
-    from mrgym.cli.extras import require
+    from mrgym.extras import require
 
     require("mrgym benchmark --models")
     from agents.model_policy import ModelSpec
@@ -266,7 +350,7 @@ def _resumed(
             )
     from mrgym.benchmark.results import git_state
 
-    commit = git_state()[0]
+    commit = git_state().commit
     if doc.get("git_commit") != commit:  # said and recorded, not refused
         args.resumed_from_commit = doc.get("git_commit") or "unknown"
         print(
@@ -292,9 +376,12 @@ def _run_info(args: argparse.Namespace, scenario: str, seeds: list[int]):
     from mrgym.benchmark.results import RunInfo, git_state
 
     argv = getattr(args, "argv", None) or sys.argv[1:]
-    commit, dirty = git_state()
+    git = git_state()
     command = shlex.join(["mrgym", *argv])
-    info = RunInfo(scenario, args.split, seeds, args.samples, command, version(), commit, dirty)
+    info = RunInfo(
+        scenario, args.split, seeds, args.samples, command, version(), git.commit, git.dirty,
+        git.files,
+    )  # fmt: skip
     info.resumed_from_commit = getattr(args, "resumed_from_commit", None)
     return info
 

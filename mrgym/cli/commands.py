@@ -151,7 +151,7 @@ class CsvStream:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from mrgym.cli.extras import require
+    from mrgym.extras import require
 
     require("mrgym train")  # before agents (torch) is imported
     from agents.config import load_train_config
@@ -202,7 +202,7 @@ def _cap_model(factory, cap: int | None) -> int | None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from mrgym.cli.extras import require
+    from mrgym.extras import require
 
     require("mrgym evaluate")
     from agents.train import ModelFactory
@@ -253,17 +253,25 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 def cmd_schedulers(args: argparse.Namespace) -> int:
     from mrgym import registry
 
-    # the registered names, then the compositions make() builds (one name a line: each
-    # line is a valid --scheduler)
-    print("\n".join([*registry.available(), *registry.compositions()]))
+    # the registered names, then the compositions make() builds: one a line, the name
+    # first (a valid --scheduler), then what it does
+    names = registry.names("all")
+    width = max(map(len, names))
+    for name in names:
+        print(f"{name:<{width}}  {registry.describe(name)}")
     return 0
 
 
 def _list_claims(paper: str) -> int:
     from mrgym.reproduce.report import load_claims, select
 
-    for c in select(load_claims(), paper):
-        print(f"{c.key:<26} {c.where:<22} {c.what}")
+    claims = select(load_claims(), paper)
+    # columns as wide as their longest entry, two spaces apart: a long "where" (up to ~55
+    # characters) must not run into the claim beside it
+    kw = max((len(c.key) for c in claims), default=0)
+    ww = max((len(c.where) for c in claims), default=0)
+    for c in claims:
+        print(f"{c.key:<{kw}}  {c.where:<{ww}}  {c.what}")
     return 0
 
 

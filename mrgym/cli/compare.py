@@ -46,7 +46,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _require_compare_extras(args: argparse.Namespace) -> None:
-    from mrgym.cli.extras import require
+    from mrgym.extras import require
 
     if args.models:
         require("mrgym compare --models")
@@ -54,13 +54,24 @@ def _require_compare_extras(args: argparse.Namespace) -> None:
         require("mrgym compare --tensorboard")
 
 
-def _scheduler_names(text: str) -> list[str]:
-    """``--schedulers``: ``all``, ``none`` or a comma-separated list (each name checked)."""
+#: The scheduler sets ``--schedulers`` and ``--policies`` take by name (``registry.names``).
+SCHEDULER_SETS = ("registered", "all")
+
+
+def _scheduler_names(text: str | None) -> list[str]:
+    """``--schedulers``/``--policies``: None (not given: ``registry.names("default")``),
+    ``none``, a set of :data:`SCHEDULER_SETS` or a comma-separated list (each name
+    checked)."""
     from mrgym import registry
 
     if text == "none":
         return []
-    names = registry.available() if text == "all" else [n.strip() for n in text.split(",")]
+    if text is None:
+        names = registry.names("default")
+    elif text in SCHEDULER_SETS:
+        names = registry.names(text)
+    else:
+        names = [n.strip() for n in text.split(",")]
     for n in names:
         registry.make(n)  # fail early on an unknown name
     return names

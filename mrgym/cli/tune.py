@@ -51,7 +51,7 @@ def add_parser(sub, formatter) -> None:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from mrgym.cli.extras import TUNE_HINT, TUNE_MODULES, require
+    from mrgym.extras import TUNE_HINT, TUNE_MODULES, require
 
     require("mrgym tune")  # before agents (torch) is imported
     require("mrgym tune", TUNE_MODULES, TUNE_HINT)

@@ -97,8 +97,11 @@ def _message(err: dict) -> str:
     return f"{err['msg'].replace('Input should be', 'must be')}, got {got}"
 
 
-def format_validation_error(e: ValidationError, name: str) -> str:
-    """The first error of ``e`` as one line that starts with the scenario ``name``."""
+def format_validation_error(e: ValidationError, name: str, root: Any = None) -> str:
+    """The first error of ``e`` as one line that starts with the scenario ``name``; an
+    unknown key says which known key of its section is closest (``did you mean``), the
+    section found by walking the model ``root`` (the Scenario: its module imports this
+    one, so it is passed in, not imported)."""
     err = e.errors()[0]
     ctx = err.get("ctx") or {}
     if err["type"] == "value_error" and isinstance(ctx.get("error"), CheckError):
@@ -108,4 +111,33 @@ def format_validation_error(e: ValidationError, name: str) -> str:
         parts.append(str(ctx["at"]))
     key = ".".join(parts)
     loc = f"{name}.{key}" if key else name
-    return f"{loc}: {_message(err)}"
+    unknown = err["type"] == "extra_forbidden" and root is not None
+    hint = _known_key_hint(root, err["loc"]) if unknown else ""
+    return f"{loc}: {_message(err)}{hint}"
+
+
+def _known_key_hint(root: Any, loc: tuple) -> str:
+    """``" (did you mean 'replication'?)"`` for an unknown key at ``loc``: the closest
+    field of the section it sits in (the model ``root`` walked down ``loc``)."""
+    from mrgym.suggest import did_you_mean
+
+    model: Any = root
+    for part in loc[:-1]:
+        if isinstance(part, int):  # a list item: the list's model is already in hand
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        model = _model_in(field.annotation) if field is not None else None
+        if model is None:
+            return ""
+    return did_you_mean(loc[-1], getattr(model, "model_fields", {}))
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model an annotation holds (``X``, ``X | None``, ``list[X]``), or None."""
+    if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from mrgym.config.errors import ScenarioError, format_validation_error, key_text, short
 from mrgym.config.schema import Scenario
 from mrgym.config.yaml import read_yaml_file
+from mrgym.suggest import did_you_mean
 
 
 def _bundled_config_dir() -> Path:
@@ -83,8 +84,10 @@ def _scenario_path(source: str | Path) -> Path:
             return bundled
         if path.is_dir():
             raise ScenarioError(f"scenario path {shown} is a directory, expected a YAML file")
+        hint = did_you_mean(source, available_scenarios())
         raise ScenarioError(
-            f"unknown scenario {shown}; expected one of {available_scenarios()} or a YAML path"
+            f"unknown scenario {shown}{hint}; expected one of {available_scenarios()} or a "
+            "YAML path"
         )
     return path
 
@@ -115,4 +118,4 @@ def load_scenario(source: str | Path | dict | Scenario, overrides: dict | None =
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:
-        raise ScenarioError(format_validation_error(e, name)) from None
+        raise ScenarioError(format_validation_error(e, name, Scenario)) from None

@@ -167,6 +167,10 @@ class ClusterSpec(_Strict):
     oob_heartbeat: bool = True
     sites: Int = Field(1, ge=1, le=MAX_RACKS)
     racks: Int = Field(1, ge=1, le=MAX_RACKS)
+    # false: no topology script (Hadoop's default, topology.script.file.name unset): every
+    # node is in /default-rack, so HDFS places replicas and the JobTracker picks tasks as
+    # if the cluster were one rack; locality is still measured on the real racks
+    rack_aware: bool = True
     # Mbit/s, or a list cycled over the racks (TARA's 800..200)
     rack_uplink_mbps: float | list[float] | None = None
     oversubscription: Float = Field(4.0, ge=0.01, le=1000)
@@ -227,6 +231,9 @@ class WorkloadSpec(_Strict):
     mean_interarrival_s: Float = Field(14.0, ge=0, le=MAX_TIME_S)
     scale_maps_to: Int | None = Field(None, ge=1, le=MAX_TASKS)
     total_reduces: Int | None = Field(None, ge=0, le=MAX_TASKS)
+    # ila-table4: MB each map of a map-only generator (TeraGen, RandomWriter) generates and
+    # writes; None: one HDFS block (ILA gives no size: docs/calibration.md fits it)
+    generator_mb: Float | None = Field(None, gt=0, le=MAX_MB)
     # pna-batch
     batch: Literal["wordcount", "terasort", "grep", "all"] = "wordcount"
     batch_gap_s: Float = Field(0.0, ge=0, le=MAX_TIME_S)
@@ -287,6 +294,7 @@ EXECUTION_BOUNDS: dict[str, dict[str, float]] = {
     "dom0_cores": {"ge": 0, "le": 64},
     "dom0_core_s_per_mb": {"gt": 0, "le": 10},  # 0 would make Dom0's throughput infinite
     "credit_coupling": {"ge": 0, "le": 100},
+    "credit_overcommit": {"ge": 0, "le": 100},
     "virt_cpu_overhead": {"ge": 0, "le": 10},
     "virt_io_overhead": {"ge": 0, "le": 10},
     "server_read_penalty": {"ge": 0, "le": 0.9},  # rate x (1 - p): 1 would stall the read
@@ -304,6 +312,7 @@ EXECUTION_BOUNDS: dict[str, dict[str, float]] = {
     "sample_s": {"ge": 1, "le": 3600},  # the sampler's period: 0 would loop at one instant
     "dirty_ratio": {"ge": 0, "le": 1},  # a fraction of the workers' memory
     "task_heap_mb": {"ge": 0, "le": 1e5},  # one JVM heap per running task
+    "task_jvm_start_s": {"ge": 0, "le": 3600},  # core-seconds of a child JVM's start-up
 }
 _DEFAULT_BOUNDS = {"ge": 0, "le": 1e6}
 # The ModelParams fields that switch a mechanism on (true) or off (false).

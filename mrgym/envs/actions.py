@@ -20,7 +20,7 @@ KINDS = (MAP, REDUCE, SPECULATE)
 PER_SLOT = len(KINDS)
 QUEUE_ORDERS = ("arrival", "deficit", "remaining")
 # a wait holds a VM's slot kind for up to this many more asks (heartbeats): longer fixed
-# waits cost JCT when forced (docs/learning.md), and each wait is one more output
+# waits cost JCT when forced (CHANGELOG, Learning II), and each wait is one more output
 MAX_WAIT_ACTIONS = 16
 # 21 observation features per slot: 1 024 slots is a 21 527-float observation, beyond which
 # memory and step time grow with nothing to gain (ila2400 has 100 jobs in all)

@@ -20,7 +20,8 @@ from mrgym.envs.replay import EnvSnapshot, EpisodeReplay  # noqa: F401  (public 
 from mrgym.envs.rewards import RewardTracker, check_weights
 from mrgym.metrics import episode_metrics
 from mrgym.sim.heartbeats import Heartbeat
-from mrgym.sim.scheduler import DECLINE, Decision, DecisionContext, Scheduler
+from mrgym.sim.jobs import PENDING
+from mrgym.sim.scheduler import DECLINE, MAP, SPECULATE, Decision, DecisionContext, Scheduler
 from mrgym.sim.simulation import Simulation
 from mrgym.sim.view import ClusterView
 
@@ -46,9 +47,12 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     rack-local, else any; ``execution.task_choice`` of the scenario can make it server-aware
     or look ahead), ``3i+1`` launch one of its reduces,
     ``3i+2`` launch a speculative copy of its running task of the slot's kind with the
-    longest estimated time left.  ``3K`` declines the rest of this heartbeat for the slot's
-    kind (always legal, unless ``work_conserving=True``, which masks it whenever a launch is
-    legal so that an agent cannot idle a slot that has work; ``work_conserving="cluster"``
+    longest estimated time left (with a baseline's hooks deciding, ``EnvPolicy``: the task
+    its own rule picks, ``Scheduler.pick_task``, e.g. Hadoop's first candidate in launch
+    order, so that the baseline plays exactly; see ``launch_of``).  ``3K`` declines the
+    rest of this heartbeat for the slot's kind (always legal, unless
+    ``work_conserving=True``, which masks it whenever a launch is legal so that an agent
+    cannot idle a slot that has work; ``work_conserving="cluster"``
     masks it only while no task runs anywhere, so an agent may hold a slot back, e.g. off a
     thrashing disk, but never idle the whole cluster).  ``3K + w`` (w = 1..``wait_actions``)
     waits: it declines, and the env declines the next w asks of this VM's slot kind without
@@ -279,6 +283,35 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         inverse of :meth:`encode`; a wait decodes as a decline)."""
         return self.codec.decode(int(action), self._slots)
 
+    def launch_of(self, action: int) -> Decision:
+        """The decision ``step(action)`` carries out for the current slot: ``decode``'s,
+        with the task that the hooks' ``Scheduler.pick_task`` names when a baseline's hooks
+        decide (EnvPolicy: Hadoop's and LATE's backups); otherwise the simulator picks the
+        task (``execution.task_choice`` for a map, the longest-time-left backup)."""
+        d = self.codec.decode(int(action), self._slots)
+        if d.kind is None or not self._ep_decides or self._proxy.hooks is None:
+            return d
+        pick = getattr(self._proxy.hooks, "pick_task", None)  # a hooks object may lack it
+        if pick is None:
+            return d
+        task = pick(self.sim.context(self._vm, self._kind), self.view.job(d.job), d.kind)
+        return d if task is None else Decision(d.kind, d.job, task)
+
+    def launched_task(self, action: int) -> int | None:
+        """The index of the task ``step(action)`` launches now (None: it declines)."""
+        d = self.launch_of(action)
+        if d.kind is None or d.task is not None:
+            return d.task
+        view, job, vm = self.view, self.view.job(d.job), self._vm
+        if d.kind == SPECULATE:
+            t = view.speculation_target(job, self._kind, vm)
+        elif d.kind == MAP:
+            best = view.best_map(job, vm)
+            t = None if best is None else best[0]
+        else:  # the tracker's pick: the last pending reduce of its list
+            t = next((t for t in reversed(job.pending_reduces) if t.state == PENDING), None)
+        return None if t is None else t.index
+
     def closest_action(self, decision: Decision) -> tuple[int, bool]:
         """The legal action nearest to a Scheduler's decision and whether it is the
         decision's own action (EnvPolicy: never raises; see ActionCodec.closest)."""
@@ -367,7 +400,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         held = self.codec.held_asks(action)
         if held:  # a wait: the next ``held`` asks of this VM's slot kind decline unasked
             self._holds[(self._vm.id, self._kind)] = held
-        launched = self._beat.answer(self.codec.decode(action, self._slots))
+        launched = self._beat.answer(self.launch_of(action))
         self._n_held = 0
         self._advance()
         view = self.view

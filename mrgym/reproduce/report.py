@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from mrgym.reproduce import setups
 from mrgym.reproduce.claims import VERDICTS, Claim
 from mrgym.reproduce.roles import ROLES, VALIDATION, role
 
@@ -269,6 +270,9 @@ def _section(o: Outcome, out: Path) -> list[str]:
         f"- seeds: {_seed_text(o.seeds)}; {o.wall_s:.1f} s",
         "",
     ]
+    setup = setups.markdown(c.settings())
+    if setup:
+        md += ["Setup: each value behind the number and its source.", "", *setup, ""]
     rel = _rel(r.plot, out)
     if rel:
         md += [f"![{c.key}]({rel})", ""]
@@ -299,6 +303,7 @@ def _results(outcomes: Sequence[Outcome], out: Path, command: str, date: str, qu
             "seeds": o.seeds,
             "wall_s": o.wall_s,
             "data": _plain(o.result.data),
+            "setup": setups.as_json(o.claim.settings()),
         }
         for o in outcomes
     ]

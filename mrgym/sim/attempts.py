@@ -1,5 +1,6 @@
 """Task attempts as SimPy processes: a map reads its block, computes and writes its output;
-a reduce shuffles map outputs, computes and writes to HDFS.
+a reduce shuffles map outputs, computes and writes to HDFS.  Each attempt's compute phase
+also carries its child JVM's start-up (``task_jvm_start_s``).
 
 The fluid model (``execution.py``) sets every phase's rate; an attempt reports its end
 to the job tracker (``succeeded`` / ``fail``); a killed attempt waits on a cancelled
@@ -186,7 +187,7 @@ class AttemptRunner(Part):
                 extra = 1.0
             yield self.flow(att, links, disk_mb, job, extra).event
         att.phase = 1
-        cpu = prof.map_cpu_s_per_mb * mb * noise
+        cpu = prof.map_cpu_s_per_mb * mb * noise + self.params.task_jvm_start_s
         if self.params.compressed_input and task.block is not None:
             cpu += prof.decompress_cpu_s_per_mb * mb * noise  # inflating the records
         yield self.compute(att, vm, job, cpu).event
@@ -214,7 +215,7 @@ class AttemptRunner(Part):
             return
         att.phase = 1
         att.read_mb = shuffled
-        cpu = prof.reduce_cpu_s_per_mb * shuffled * noise
+        cpu = prof.reduce_cpu_s_per_mb * shuffled * noise + self.params.task_jvm_start_s
         yield self.compute(att, vm, job, cpu).event
         att.phase = 2
         total_in = sum(t.input_mb for t in job.maps)

@@ -50,7 +50,10 @@ class TaskChoice:
         Hadoop, which does not know VMs), else the first of any; "nodegroup" puts the
         server level between node and rack; "lookahead" is nodegroup's order picking,
         among the first few of a level, the block with the fewest replicas on other idle
-        VMs.  ``pick=False`` only finds the level (the look-ahead never changes it)."""
+        VMs.  Without rack awareness (``Hdfs.rack_aware``) every node is in the map's rack:
+        a map that is not node- (or server-) local is the first of any, and its level is at
+        most RACK, as Hadoop sees it.  ``pick=False`` only finds the level (the look-ahead
+        never changes it)."""
         if job.n_pending_maps == 0:
             return None
         host = vm.host
@@ -68,7 +71,9 @@ class TaskChoice:
             lambda t: any(r.host.rack is rack for r in t.block.replicas),
         )
         anywhere = (job.pending_maps, OFF_RACK, lambda t: True)
-        if choice == "hadoop":
+        if not self.hdfs.rack_aware:  # /default-rack: every node is in the map's rack
+            levels = (node, anywhere) if choice == "hadoop" else (node, server, anywhere)
+        elif choice == "hadoop":
             levels = (node, in_rack, anywhere)
         else:
             levels = (node, server, in_rack, anywhere)
@@ -85,6 +90,8 @@ class TaskChoice:
                 return best, None
             if level >= RACK:  # the task's own level: a rack (or any) pick may be closer
                 level = self.hdfs.locality(best.block, vm)
+                if not self.hdfs.rack_aware:  # Hadoop cannot tell rack from off-rack
+                    level = min(level, RACK)
             return best, level
         return None  # pragma: no cover - n_pending_maps said otherwise
 

@@ -10,7 +10,7 @@ rate times its share of a core and its factor.  A change re-times the clock once
 phases of a VM whose share of a core changed (its phase count or cap passed its vCPUs) are
 re-bound (issue "Speed").
 
-Two mechanisms below and beside the cores, each on by default at its fitted value and
+Three mechanisms below, at and beside the cores, each on by default at its fitted value and
 off at 0 (params.py):
 
 * **Contention below the cores** (Mars et al., Bubble-Up, MICRO 2011; Delimitrou &
@@ -27,6 +27,14 @@ off at 0 (params.py):
   the granted cores (Xentop) do not change.  The phases of one memory class (profile and
   share of a core) slow alike, so each class has its own clock, running at the pool's rate
   times its factor: a change re-times one clock per class, and re-binds no phase.
+* **vCPU overcommit** (Xen's credit scheduler; ``credit_overcommit`` > 0): past the
+  cores, a virtualized host's phases run slower than their fair share, by
+  1 + credit_overcommit x (demand / cores - 1): 30 ms time slices over more runnable vCPUs
+  than cores cost a guest more than its share (lock-holder preemption, cache and TLB
+  refills; Uhlig et al., VM'04; Kang et al., HPDC'11), and ILA §2.2 Fig. 1 finds a
+  CPU-bound task's time growing exponentially, not in proportion, past the cores.  A
+  host within its cores is untouched, so a scheduler that keeps the demand at the cores
+  avoids it.
 * **Dom0 as its own pool, and the credit scheduler's coupling** (ILA §3.1; Ongaro, Cox &
   Rixner, VEE 2008): with ``dom0_cores`` > 0, Dom0 has that many cores of its own (pinned,
   outside the guests' cores) and every MB of a virtualized host's guest I/O costs
@@ -116,6 +124,7 @@ class CpuPool:
         "mem_seen",
         "extra",
         "dom0_busy",
+        "overcommit",
     )
 
     def __init__(self, host: Host, engine: FluidEngine, params: ModelParams):
@@ -155,6 +164,7 @@ class CpuPool:
         # credit coupling: the running I/O flows through this host's Dom0, and the runnable
         # demand's excess over the cores that slows them
         self.coupled = params.credit_coupling > 0.0 and host.virtualized
+        self.overcommit = params.credit_overcommit > 0.0 and host.virtualized
         self.io_flows: dict[Work, None] = {}
         self.excess = 0.0
         self.extra = self.membw or self.coupled
@@ -261,6 +271,8 @@ class CpuPool:
             app.granted = app.demand * scale
         n = len(self.works)
         pen = (1.0 - self.params.corunner_penalty) ** (n - 1) if n > 1 else 1.0
+        if demand > cores and self.overcommit:  # the credit scheduler's overcommit cost
+            pen /= 1.0 + self.params.credit_overcommit * (demand / cores - 1.0)
         if self.extra:  # memory contention or credit coupling on (module docstring)
             self._recompute_extra(
                 inter, demand, cores, host.type.core_speed * scale * pen, moved, now

@@ -7,6 +7,10 @@ Placement policies:
   different rack; third on another node of the second's rack; further replicas random.
 * ``random``: ``replication`` distinct DataNodes uniformly at random (lsap §III.B model).
 
+Without rack awareness (``cluster.rack_aware: false``, Hadoop's default when no topology
+script is configured) every node is in /default-rack: ``hadoop-default`` then places the
+second and third replicas on random other nodes, whatever their racks.
+
 Only VMs with ``datanode=True`` hold data, so pools of data-less workers (Lee ch. 4's
 accelerator and spot pools) and the split architecture (HybridMR §II: DataNodes on their
 own VMs beside the TaskTracker VMs of a host) fall out of the topology.
@@ -41,11 +45,21 @@ class HdfsFile:
 
 
 class Hdfs:
-    def __init__(self, topo: Topology, block_mb: float, replication: int, placement: str):
+    def __init__(
+        self,
+        topo: Topology,
+        block_mb: float,
+        replication: int,
+        placement: str,
+        rack_aware: bool = True,
+    ):
         self.topo = topo
         self.block_mb = block_mb
         self.replication = replication
         self.placement = placement
+        # False: Hadoop without a topology script, every node in /default-rack (placement
+        # and task choice see one rack; ``locality`` still measures the real one)
+        self.rack_aware = rack_aware
         self.files: list[HdfsFile] = []
         self.blocks: list[Block] = []
         self._alive_cache: list[VM] | None = None
@@ -110,7 +124,7 @@ class Hdfs:
                 if v not in chosen and v not in exclude:
                     chosen.append(v)
             return chosen
-        multi_rack = len(self._racks_of_nodes) > 1
+        multi_rack = self.rack_aware and len(self._racks_of_nodes) > 1
 
         def pick(ok) -> VM:
             for _ in range(64 * n):
@@ -128,7 +142,9 @@ class Hdfs:
         if r >= 2:
             first_rack = chosen[0].host.rack
             chosen.append(pick(lambda v: v.host.rack is not first_rack or not multi_rack))
-        if r >= 3:
+        if r >= 3 and not multi_rack:  # one rack: the third on any other node
+            chosen.append(pick(lambda v: True))
+        elif r >= 3:
             second_rack = chosen[1].host.rack
             # two live nodes there are enough (a rack holds hundreds: stop counting)
             same = 0

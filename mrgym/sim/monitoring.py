@@ -54,6 +54,9 @@ class HostMetrics:
     disk_util: float  # fraction of the disk's single-stream throughput in use
     disk_streams: int  # flows on the disk (its seeking streams count all writes as one)
     io_mbps: float
+    # iostat's %util: whether a request is outstanding on the disk (1) or not (0).  Unlike
+    # disk_util it does not fall when seeks thrash the disk: a thrashing disk is busy
+    disk_busy: float = 0.0
 
 
 def price_per_hour(host: Host, spot: Any) -> float:
@@ -258,6 +261,7 @@ class Monitor(Part):
             min(1.0, io / disk.capacity) if disk.capacity else 0.0,
             len(disk.flows),
             io,
+            1.0 if disk.flows else 0.0,
         )
 
     def cost_so_far(self) -> float:

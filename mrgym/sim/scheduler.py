@@ -156,6 +156,15 @@ class Scheduler:
         gate."""
         return None
 
+    def pick_task(self, ctx: DecisionContext, job: Job, kind: str) -> int | None:
+        """The index of the task this scheduler's rule launches when it launches a ``kind``
+        (map, reduce or speculate) task of ``job`` on ``ctx``'s slot; None: the
+        simulator's own choice (a decision without a task).  A pure function of the
+        state.  With these hooks deciding (``EnvPolicy``), the environment's actions, which
+        name a job and a kind, launch this task: Hadoop's and LATE's backups are not the
+        simulator's longest-time-left task."""
+        return None
+
 
 # -- control actions (Lee ch. 4 cloud driver) -----------------------------------------------
 @dataclass(frozen=True)

@@ -103,7 +103,11 @@ class Simulation:
         self.hb = scenario.cluster.heartbeat_s
         self.oob = scenario.cluster.oob_heartbeat
         self.hdfs = Hdfs(
-            self.topo, scenario.hdfs.block_mb, scenario.hdfs.replication, scenario.hdfs.placement
+            self.topo,
+            scenario.hdfs.block_mb,
+            scenario.hdfs.replication,
+            scenario.hdfs.placement,
+            rack_aware=scenario.cluster.rack_aware,
         )
         self.max_time = scenario.run.max_sim_time_s
         self.scheduler = scheduler

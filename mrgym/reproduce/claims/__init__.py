@@ -47,11 +47,20 @@ class Claim:
     paper_value: str  # the paper's number, as stated
     run: Callable[..., Result]  # (seeds, output folder[, quick=]) -> Result
     default_seeds: int = 3  # seeds when the user does not say
+    # the values behind the number, each with its source (mrgym.reproduce.setups): a tuple
+    # of Settings or a callable returning one (built when a report is written)
+    setup: Any = None
 
     @property
     def has_quick(self) -> bool:
         """Whether the experiment has smaller sizes: a ``quick`` keyword of ``run``."""
         return "quick" in inspect.signature(self.run).parameters
+
+    def settings(self) -> tuple:
+        """The claim's setup (:func:`mrgym.reproduce.setups.resolve`)."""
+        from mrgym.reproduce.setups import resolve
+
+        return resolve(self.setup)
 
     def execute(self, seeds: list[int], out: Path, quick: bool = False) -> Result:
         """Run the experiment; ``quick`` asks for its smaller sizes where it has them (a

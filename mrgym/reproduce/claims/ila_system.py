@@ -12,6 +12,7 @@ import numpy as np
 
 from mrgym import registry
 from mrgym.config import load_scenario
+from mrgym.reproduce import ila_setup
 from mrgym.reproduce.claims import Result, claim
 from mrgym.reproduce.ila_runs import QUICK_COMBOS as QUICK_TRAINING_COMBOS
 from mrgym.reproduce.stats import ci, fmt, pyplot, save_pyplot
@@ -23,6 +24,7 @@ from mrgym.runner import build_simulation
 @claim(
     paper="ila",
     key="ila-table5",
+    setup=ila_setup.ila_sched_setup,
     where="Table 5, Fig. 11 (§5.4)",
     what="interference model accuracy: R² and prediction error, exponential vs linear and "
     "quadratic",
@@ -86,6 +88,7 @@ SCALABILITY_QUICK = {
 @claim(
     paper="ila",
     key="ila-scalability",
+    setup=ila_setup.ila_sched_setup,
     where="§5.6",
     what="ILA's own decision time on 2 400 VMs (ila2400)",
     paper_value="ILA correctly schedules 720 tasks per second (15 000 maps, 5 000 reduces, "
@@ -177,6 +180,7 @@ def _fig12_scenario(workload: str, quick: bool = False):
 @claim(
     paper="ila",
     key="ila-fig12",
+    setup=ila_setup.ila_sched_setup,
     where="Fig. 12 (§5.5)",
     what="throughput of the dynamic threshold vs static thresholds H = 1..8 and none",
     paper_value="the dynamic threshold always gives the highest throughput (mixed, CPU, I/O "

@@ -27,6 +27,8 @@ import numpy as np
 
 from mrgym import registry
 from mrgym.reproduce.claims import Result, claim
+from mrgym.reproduce.claims import sources as src
+from mrgym.reproduce.setups import calibrated, fixed, paper, scenario_setup
 from mrgym.reproduce.stats import fmt, pyplot, save_pyplot
 from mrgym.runner import run_sim
 
@@ -60,6 +62,54 @@ def scenario(job: str, hosts: int = HOSTS) -> dict:
         "hdfs": {"replication": 3, "block_mb": 128},
         "workload": {"kind": "jobs", "jobs": [dict(JOBS[job])]},
     }
+
+
+_STANDIN = (
+    "UNSOURCED stand-in: ch. 5 ran Google's MapReduce in one of Google's datacenters "
+    "(§2.3, §5.1), whose machines, network and variability the thesis does not describe"
+)
+
+
+def predict_setup(*extra) -> tuple:
+    """The values behind the ch. 5 claims, each with its source, then ``extra``: the
+    cluster is a stand-in for the thesis' testbed (module docstring)."""
+    keys = {
+        "cluster.hosts.0.count": calibrated(_STANDIN + "; §5.3.2: 50 workers"),
+        "cluster.hosts.0.vm.map_slots": calibrated(_STANDIN + "; a worker runs one task"),
+        "cluster.hosts.0.vm.reduce_slots": calibrated(_STANDIN),
+        "catalog.generic-4core.disk_mbps": calibrated(_STANDIN),
+        "catalog.generic-4core.nic_gbps": calibrated(_STANDIN),
+        "cluster.racks": calibrated(_STANDIN),
+        "hdfs.replication": calibrated(_STANDIN),
+        "hdfs.block_mb": calibrated(_STANDIN),
+        **src.profiles(("sort", "grep")),
+    }
+    return (
+        *scenario_setup(scenario("sort"), keys),
+        fixed(
+            "Sort",
+            f"{JOBS['sort']['maps']} maps, {JOBS['sort']['reduces']} reduces",
+            calibrated(_STANDIN + "; §5.3: 500 GB, 120 reduce tasks on 50-200 workers"),
+        ),
+        fixed(
+            "Saw",
+            f"Grep, {JOBS['saw']['maps']} maps, 1 reduce",
+            calibrated(_STANDIN + "; §5.3: a 240 GB fetchlog, 1 reduce task (§5.3.1)"),
+        ),
+        fixed("history runs", HISTORY, paper("§5.3.1: 'We ran 10 experiments for each benchmark'")),
+        fixed(
+            "Monte-Carlo samples",
+            SAMPLES,
+            calibrated("UNSOURCED: §5.3.1 ran 10 iterations; more samples, less sampling noise"),
+        ),
+        fixed(
+            "model",
+            "log-normal task durations (eq. 5.1), worker arrivals, two shuffle waves",
+            paper("§5.2.1-§5.2.3"),
+        ),
+        *extra,
+        *src.model(scenario("sort"), virtual=False),
+    )
 
 
 @cache
@@ -125,6 +175,7 @@ def _why_contention(seeds: list[int], saw_closer: bool) -> str:
     "the job completion time' (mean ± std, Sort and Saw); 'the predicted distribution "
     "resembles the actual distribution. However, the actual one is sharper'",
     default_seeds=3,
+    setup=predict_setup,
 )
 def lee_predict_dist(seeds: list[int], out: Path) -> Result:
     acc = {j: [accuracy(model(j, s).prediction, actual(j, HOSTS, s)) for s in seeds] for j in JOBS}
@@ -187,6 +238,13 @@ SCALE = (HOSTS, 2 * HOSTS, 4 * HOSTS)  # the thesis' 50 -> 100, 200 workers
     "the predicted log-normal (model from 50 workers); 'as the number of workers becomes "
     "bigger, the histogram moves towards the left'",
     default_seeds=3,
+    setup=lambda: predict_setup(
+        fixed(
+            "workers",
+            "32, 64, 128 map workers (8, 16, 32 hosts)",
+            calibrated(_STANDIN + "; §5.3.2: 50 -> 100, 200"),
+        )
+    ),
 )
 def lee_predict_workers(seeds: list[int], out: Path) -> Result:
     rows: dict[int, list[dict[str, float]]] = {h: [] for h in SCALE}
@@ -291,6 +349,13 @@ def _deadline_plot(pred: dict, act: dict, out: Path) -> Path:
     "with 100, slightly higher with 200 (predicted CDFs); the user picks the workers for "
     "the confidence the deadline needs",
     default_seeds=3,
+    setup=lambda: predict_setup(
+        fixed(
+            "deadline",
+            "the predicted median JCT on 32 workers",
+            paper("§5.4.1: 'a 50-50 chance of meeting the deadline with 50 workers'"),
+        )
+    ),
 )
 def lee_predict_deadline(seeds: list[int], out: Path) -> Result:
     pred, act, chosen, met = _deadline_runs(seeds)
@@ -421,6 +486,13 @@ def _online_plot(seeds: list[int], out: Path) -> Path:
     "the actual one for a 500G Sort on 50 machines; the predicted benefit of 50 more "
     "machines shrinks as the job proceeds, to none at ~600 s",
     default_seeds=3,
+    setup=lambda: predict_setup(
+        fixed(
+            "prediction points",
+            "every 20 s; +1x workers",
+            paper("§5.4.2: 'performed every 20 seconds'; Fig. 5.17: 50 more machines on 50'"),
+        )
+    ),
 )
 def lee_predict_online(seeds: list[int], out: Path) -> Result:
     mae, cover, first, zero_at, rises = _online_stats(seeds)

@@ -14,6 +14,8 @@ import numpy as np
 
 from mrgym.reproduce import probes
 from mrgym.reproduce.claims import Result, claim, finish
+from mrgym.reproduce.claims import sources as src
+from mrgym.reproduce.setups import calibrated, fixed, paper, scenario_setup
 from mrgym.reproduce.stats import figure, mean_ci, pct
 
 # --------------------------------------------------------------------------------------
@@ -92,6 +94,30 @@ def _overhead_figure(over: np.ndarray, ci, kind: str):
     return fig, ax
 
 
+def fig1a_setup(profile: str) -> tuple:
+    """The values behind Fig. 1(a)'s rows: the stage-B probe (:func:`probes.virt_jct`)."""
+    probe = calibrated(
+        "stage B's probe (mrgym.calibration), the fit's own setup: 8 two-core hosts, one "
+        "VM of 2 vCPUs per host (2 map, 1 reduce slot), native vs Xen, replication 2, no "
+        "task noise or slow VMs; §II used 1-vCPU VMs, 1-4 per host, 48 VMs",
+        _FIG1A_KEYS,
+    )
+    return (
+        fixed("job", f"{profile}, 32 maps of 128 MB, alone", probe),
+        fixed("cluster", "8 x opteron-2core, 1 Gbit/s, 2 racks", probe),
+        *scenario_setup(
+            probes.scenario(
+                probes.cluster([{"count": 8, "type": "opteron-2core"}]),
+                [{"profile": profile, "maps": 32}],
+            ),
+            {**src.VIRT, **{k: v for k, v in src.INTERFERENCE.items() if "slow_vm" not in k}},
+        ),
+    )
+
+
+_FIG1A_KEYS = tuple(f"hybridmr-fig1a-{a}" for a in HYBRIDMR_APPS)
+
+
 def _overhead_claim(profile: str, kind: str) -> None:
     """Register HybridMR Fig. 1(a)'s claim for one application."""
     paper_value, criterion = _overhead_texts(kind)
@@ -138,6 +164,7 @@ def _overhead_claim(profile: str, kind: str) -> None:
         what=f"virtualization overhead on JCT, {profile} ({kind}-bound)",
         paper_value=paper_value,
         default_seeds=10,
+        setup=lambda: fig1a_setup(profile),
     )(run)
 
 
@@ -160,6 +187,14 @@ LEE_SORT_TOL = 0.05  # "no significant difference for Sort"
     what="replacing one of two cc1.4xlarge by a cg1.4xlarge (GPU): Crypto vs Sort speedup",
     paper_value="Crypto ≈ 2x faster; Sort: no significant difference",
     default_seeds=5,
+    setup=lambda: src.lee_gpu_setup(
+        fixed(
+            "runs",
+            "each job alone on cc1 + cc1, then on cc1 + cg1",
+            paper("§4.4.2: 'we replaced a node with a cg1.4xlarge instance'"),
+        ),
+        src.gpu_speedup(),
+    ),
 )
 def lee_gpu(seeds: list[int], out: Path) -> Result:
     speed = {

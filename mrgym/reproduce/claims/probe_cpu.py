@@ -28,6 +28,9 @@ from mrgym.sim.params import ALL_OFF
 MEMBW_ON = {k: PROPOSED[k] for k in ("membw_alpha", "membw_capacity")}
 DOM0_ON = {k: PROPOSED[k] for k in ("dom0_cores", "dom0_core_s_per_mb")}
 CREDIT_ON = {"credit_coupling": PROPOSED["credit_coupling"]}
+# the mechanism probes' host: ILA's 10-core Xen server with 8 two-vCPU VMs (more slots
+# than §2.2's five VMs, so a probe can run up to 20 background maps)
+PROBE_VMS = 8
 # one Xen host like ILA §2.2's, with a disk fast enough that Dom0, not the disk, limits
 SSD_CATALOG = {"xen-ssd": {"cores": 10, "core_speed": 1.0, "disk_mbps": 400, "nic_gbps": 1.0}}
 
@@ -48,14 +51,14 @@ def _probe_time(
     jobs[0]["submit_s"] = submit_s
     pins: dict[int, set[int]] = {0: {0}}
     if bg:
-        vms = set(range(1, probes.HOST_VMS))
+        vms = set(range(1, PROBE_VMS))
         bg_job = {"name": "bg", "profile": background, "maps": bg, "reduces": 0}
         bg_job["input_mb"] = bg * bg_mb
         jobs.insert(0, bg_job)
         pins = {0: vms, 1: {0}}
     extra: dict[str, Any] = {"catalog": SSD_CATALOG} if host == "xen-ssd" else {}
-    g = {"count": 1, "type": host, "vms_per_host": probes.HOST_VMS}
-    if bg > probes.HOST_VMS - 1:  # more background maps than co-hosted VMs: more slots
+    g = {"count": 1, "type": host, "vms_per_host": PROBE_VMS}
+    if bg > PROBE_VMS - 1:  # more background maps than co-hosted VMs: more slots
         g["vm"] = {"vcpus": 4, "map_slots": 3, "reduce_slots": 1}
     sc = probes.scenario(probes.cluster([g], **extra), jobs)
     sc["execution"].update({**ALL_OFF, **execution})  # the other mechanisms off
