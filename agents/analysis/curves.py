@@ -159,8 +159,14 @@ def _baseline(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"--baseline: expected NAME=VALUE, got {text!r}") from None
 
 
-def add_baseline_file_options(ap: argparse.ArgumentParser) -> None:
-    """``--baselines`` and ``--baseline-names`` (shared with :mod:`agents.analysis.pareto`)."""
+def runs_parser(doc: str, baseline, baseline_help: str, out: str) -> argparse.ArgumentParser:
+    """The command line of a plot over training runs (shared with
+    :mod:`agents.analysis.pareto`): the run folders, ``--baseline`` by hand (parsed by
+    ``baseline``), ``--baselines`` and ``--baseline-names`` from a compare folder,
+    ``--title`` and ``--out``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("runs", nargs="+", help="run folders (each with tb/)")
+    ap.add_argument("--baseline", action="append", type=baseline, default=[], help=baseline_help)
     ap.add_argument(
         "--baselines",
         metavar="COMPARE",
@@ -172,6 +178,9 @@ def add_baseline_file_options(ap: argparse.ArgumentParser) -> None:
         metavar="NAMES",
         help="with --baselines: only these comma-separated policies (default: all of the file's)",
     )
+    ap.add_argument("--title", default="")
+    ap.add_argument("--out", default=out)
+    return ap
 
 
 def file_names(args: argparse.Namespace) -> list[str] | None:
@@ -183,15 +192,8 @@ def file_names(args: argparse.Namespace) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", help="run folders (each with tb/)")
-    ap.add_argument(
-        "--baseline", action="append", type=_baseline, default=[], help="NAME=VALUE, by hand"
-    )
-    add_baseline_file_options(ap)
+    ap = runs_parser(__doc__, _baseline, "NAME=VALUE, by hand", "learning_curves.png")
     ap.add_argument("--tag", default="mr_eval/mean_jct")
-    ap.add_argument("--title", default="")
-    ap.add_argument("--out", default="learning_curves.png")
     args = ap.parse_args(argv)
     try:  # a bad file or run: one line naming it, not a traceback
         names = file_names(args)

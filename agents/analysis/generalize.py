@@ -242,17 +242,11 @@ def summarize_gap(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def generalization_table(
-    models: dict[str, Any],
-    baselines: Iterable[str],
-    seeds: Iterable[int],
-    trace_dir: str | Path | None,
-    workloads: Iterable[str] | None = None,
-    progress: bool = False,
-) -> list[dict[str, Any]]:
+def generalization_table(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
     """Models (``{name: run folder or model.zip}``) and registered baselines on every
-    workload of :data:`WORKLOADS` (or ``workloads``) and seed: :func:`summarize_gap`'s rows."""
-    return summarize_gap(run_rows(models, baselines, seeds, trace_dir, workloads, progress))
+    workload of :data:`WORKLOADS` (or ``workloads``) and seed, with :func:`run_rows`'s
+    arguments: :func:`summarize_gap`'s rows."""
+    return summarize_gap(run_rows(*args, **kwargs))
 
 
 def markdown(table: list[dict[str, Any]]) -> str:

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.analysis.curves import (
-    add_baseline_file_options,
     compare_means,
     file_names,
     incomplete_steps,
     read_curve,
+    runs_parser,
     save_figure,
 )
 
@@ -166,14 +166,7 @@ def file_baselines(path: str, names: list[str] | None) -> Baselines:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", help="run folders (each with tb/)")
-    ap.add_argument(
-        "--baseline", action="append", type=_baseline, default=[], help="NAME=MEAN:P95, by hand"
-    )
-    add_baseline_file_options(ap)
-    ap.add_argument("--title", default="")
-    ap.add_argument("--out", default="pareto.png")
+    ap = runs_parser(__doc__, _baseline, "NAME=MEAN:P95, by hand", "pareto.png")
     args = ap.parse_args(argv)
     try:  # a bad file, a run without the evaluation tags: one line naming it
         names = file_names(args)
