@@ -25,6 +25,7 @@ QUIET = {"execution.noise_sigma": 0.0, "execution.noise_tail_p": 0.0}
         ("teragen", 0, 32.0),
         ("piest", 1, None),
         ("terasort", 1, 1024.0),
+        ("teragen", 0, 1024.0),  # over the cache budget: no flusher beside the pipeline
     ],
 )
 def test_alone_time_is_a_one_map_simulation(profile, reduces, input_mb):

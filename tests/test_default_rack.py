@@ -61,7 +61,3 @@ def test_task_choice_sees_no_off_rack_but_metrics_do():
         else:  # off-rack reads happen, but Hadoop calls them rack-local
             assert OFF_RACK not in rec.levels and RACK in rec.levels
             assert off > 0.0
-
-
-def test_default_is_rack_aware():
-    assert mrgym.load_scenario("ila72").cluster.rack_aware is True

@@ -108,9 +108,9 @@ def band(r: float) -> float:
 def _stage_c(params: dict, seeds: list[int], quick: bool) -> dict[str, float]:
     res = {}
     # PureFair's distribution weighs as a constraint (CONSTRAINT_WEIGHT), ILA's as a
-    # target: no parameter values bring ILA's near its criterion (docs/calibration.md:
-    # its share at <= 1.1x stays under a third wherever the search looks), and a plain sum
-    # would trade PureFair's, which can be met, for small moves of ILA's
+    # target: no evaluated parameter values bring ILA's near its criterion while
+    # PureFair's holds (docs/calibration.md), and a plain sum would trade PureFair's,
+    # which can be met, for small moves of ILA's
     for sched, targets, w in (
         ("fair", T.ILA_FIG8, CONSTRAINT_WEIGHT),
         ("ila", T.ILA_FIG8_ILA, 1.0),

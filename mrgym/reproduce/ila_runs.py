@@ -90,13 +90,14 @@ def alone_time(sim, att) -> float:
     t = read_mb / disk if task.block is not None else 0.0
     t += cpu_s / (host.type.core_speed * cpuf)
     out = mb * (prof.map_output_ratio if job.reduces else prof.output_ratio)
-    local = 0.0 if out <= cache_budget_mb(sim, vm) else out / disk
+    cached = out <= cache_budget_mb(sim, vm)
+    local = 0.0 if cached else out / disk
     remote = 0.0
     if not job.reduces and sim.hdfs.replication > 1 and len(sim.topo.datanodes) > 1:
-        # the pipeline shares the writer's Dom0 with the write-back flusher of its local
-        # replica (writeback.py): about half of it while both run (within a few per cent
-        # of a one-map simulation, tests)
-        hop = dom0 / 2.0
+        # a cached write's flusher (writeback.py) shares the writer's Dom0 with the
+        # pipeline: about half of it while both run (within a few per cent of a one-map
+        # simulation, tests); an uncached write has no flusher
+        hop = dom0 / 2.0 if cached else dom0
         remote = out / (min(host.type.nic_gbps * 125.0, hop) * iof / io_noise)
     return t + max(local, remote)
 
