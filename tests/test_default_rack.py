@@ -61,3 +61,27 @@ def test_task_choice_sees_no_off_rack_but_metrics_do():
         else:  # off-rack reads happen, but Hadoop calls them rack-local
             assert OFF_RACK not in rec.levels and RACK in rec.levels
             assert off > 0.0
+
+
+def test_a_reader_takes_the_first_remote_replica_not_the_nearest():
+    """Without a topology script every remote replica is "rack-local" to Hadoop, so a
+    reader with none on its own server takes the block's first one (pseudoSortByDistance
+    keeps the order); with racks, the nearest (same rack before the other)."""
+    seen = {True: 0, False: 0}
+    for aware in (True, False):
+        sim = build_simulation(_sc(aware), "fifo", 0)
+        (job,) = sim.view.all_jobs
+        sim.materialize(job)
+        for t in job.maps:
+            reps = t.block.replicas
+            for vm in sim.topo.vms:
+                if any(r.host is vm.host for r in reps):
+                    continue
+                got = sim.hdfs.nearest_replica(t.block, vm)
+                near = [r for r in reps if r.host.rack is vm.host.rack]
+                if aware:
+                    assert got in near or not near
+                else:
+                    assert got is reps[0]
+                seen[aware] += bool(near) and reps[0] not in near
+    assert seen[False] > 100  # cases where the first replica is on the other rack

@@ -9,7 +9,10 @@ Placement policies:
 
 Without rack awareness (``cluster.rack_aware: false``, Hadoop's default when no topology
 script is configured) every node is in /default-rack: ``hadoop-default`` then places the
-second and third replicas on random other nodes, whatever their racks.
+second and third replicas on random other nodes, whatever their racks, and a reader with
+no replica on its own server takes the first replica in the block's list (Hadoop 0.20's
+``NetworkTopology.pseudoSortByDistance``: every remote node is "rack-local", so the list
+keeps its order), not the nearest on the real racks.
 
 Only VMs with ``datanode=True`` hold data, so pools of data-less workers (Lee ch. 4's
 accelerator and spot pools) and the split architecture (HybridMR §II: DataNodes on their
@@ -178,11 +181,15 @@ class Hdfs:
 
     def nearest_replica(self, block: Block, vm: VM) -> VM | None:
         """The replica a reader on ``vm`` fetches: the closest, ties to the emptiest path
-        (None when the block is missing)."""
+        (None when the block is missing).  Without rack awareness, one on the reader's own
+        server if any, else the first in the block's list (module docstring)."""
         topo = self.topo
         best, best_key = None, None
-        for r in block.replicas:
-            key = (topo.hops(vm, r), -topo.path_bandwidth(r.host, vm.host), r.id)
+        for i, r in enumerate(block.replicas):
+            if self.rack_aware:
+                key = (topo.hops(vm, r), -topo.path_bandwidth(r.host, vm.host), r.id)
+            else:
+                key = (0 if r is vm else 1 if r.host is vm.host else 2, 0.0, i)
             if best_key is None or key < best_key:
                 best, best_key = r, key
         return best
