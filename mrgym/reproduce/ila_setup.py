@@ -70,11 +70,6 @@ def ila72_setup(**extra: tuple) -> tuple[Setting, ...]:
     return out + tuple(fixed(k, v, s) for k, (v, s) in extra.items())
 
 
-def fig8_setup(key: str) -> tuple[Setting, ...]:
-    """A Fig. 8 claim's setup (stage C's values name the claims they were fitted on)."""
-    return scenario_setup("ila72", ILA72)
-
-
 ILA_PARAMS = {
     "H": (1.0, paper("§4.4: 'We set a static threshold H to 1 by default'")),
     "k": (20.0, paper("§4.4: '20 seconds in our experiments'")),

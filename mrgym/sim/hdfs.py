@@ -183,13 +183,17 @@ class Hdfs:
         """The replica a reader on ``vm`` fetches: the closest, ties to the emptiest path
         (None when the block is missing).  Without rack awareness, one on the reader's own
         server if any, else the first in the block's list (module docstring)."""
+        if not self.rack_aware:  # min keeps the first of equals: the list's order
+            host = vm.host
+            return min(
+                block.replicas,
+                key=lambda r: 0 if r is vm else 1 if r.host is host else 2,
+                default=None,
+            )
         topo = self.topo
         best, best_key = None, None
-        for i, r in enumerate(block.replicas):
-            if self.rack_aware:
-                key = (topo.hops(vm, r), -topo.path_bandwidth(r.host, vm.host), r.id)
-            else:
-                key = (0 if r is vm else 1 if r.host is vm.host else 2, 0.0, i)
+        for r in block.replicas:
+            key = (topo.hops(vm, r), -topo.path_bandwidth(r.host, vm.host), r.id)
             if best_key is None or key < best_key:
                 best, best_key = r, key
         return best

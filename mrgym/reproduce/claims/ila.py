@@ -8,7 +8,6 @@ small per-process cache of the per-map records they need.
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -148,7 +147,7 @@ def _fig8(
 @claim(
     paper="ila",
     key="ila-fig8-purefair",
-    setup=partial(ila_setup.fig8_setup, "ila-fig8-purefair"),
+    setup=ila_setup.ila72_setup,
     where="Fig. 8 (§5.2)",
     what="task completion time / node-local interference-free, PureFair (calibration target)",
     paper_value="PureFair: ~15 % of tasks without slowdown, up to ~60 % > 2x, ~10 % > 10x",
@@ -161,7 +160,7 @@ def ila_fig8_purefair(seeds: list[int], out: Path, quick: bool = False) -> Resul
 @claim(
     paper="ila",
     key="ila-fig8",
-    setup=partial(ila_setup.fig8_setup, "ila-fig8"),
+    setup=ila_setup.ila72_setup,
     where="Fig. 8 (§5.2)",
     what="task completion time / node-local interference-free, Delay, LATE and Capacity",
     paper_value="Delay/LATE/Capacity: ~15 % of tasks without slowdown, up to ~60 % > 2x, "

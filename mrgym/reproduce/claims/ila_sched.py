@@ -9,7 +9,6 @@ claims through :func:`mrgym.reproduce.ila_runs.ila72_run`.
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -272,7 +271,7 @@ def ila_ablation(seeds: list[int], out: Path, quick: bool = False) -> Result:
 @claim(
     paper="ila",
     key="ila-fig8-ila",
-    setup=partial(ila_setup.fig8_setup, "ila-fig8-ila"),
+    setup=ila_setup.ila72_setup,
     where="Fig. 8 (§5.2)",
     what="task completion time / node-local interference-free, ILA and IAO",
     paper_value="ILA: 70 % no slowdown, 90 % < 1.5x, 99 % < 2.5x; IAO: 83 % < 2x, 99 % < 10x",

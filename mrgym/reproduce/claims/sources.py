@@ -27,6 +27,7 @@ source:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from mrgym.reproduce.setups import (
@@ -46,25 +47,26 @@ REPLICATION = "dfs.replication = 3"
 PLACEMENT = "the default block placement: the writer, a node on another rack, one on that rack"
 
 
+def _heartbeat_rule(version: str) -> tuple[str, Callable[[int], float]]:
+    """``version``'s heartbeat rule: its text and the interval (s) it gives for N trackers."""
+    if version.startswith(("0.18", "0.19")):
+        return "max(TaskTrackers / 50 + 1 s, 5 s)", lambda n: max(n // 50 + 1, 5)
+    if version.startswith(("0.20", "0.21", "0.22")):
+        return "max(ceil(TaskTrackers / 100) s, 3 s)", lambda n: max(math.ceil(n / 100), 3)
+    # 1.1.0 and later 1.x
+    return "max(TaskTrackers / 100 s, 0.3 s) (MAPREDUCE-1906, 1.1.0)", lambda n: max(n / 100, 0.3)
+
+
 def heartbeat_s(version: str, trackers: int) -> float:
     """The heartbeat interval (s) of Hadoop ``version`` with ``trackers`` TaskTrackers."""
-    if version.startswith(("0.18", "0.19")):
-        return max(trackers // 50 + 1, 5)
-    if version.startswith(("0.20", "0.21", "0.22")):
-        return max(math.ceil(trackers / 100), 3)
-    return max(trackers / 100, 0.3)  # 1.1.0 and later 1.x (MAPREDUCE-1906)
+    return _heartbeat_rule(version)[1](trackers)
 
 
 def heartbeat(version: str, trackers: int) -> Source:
     """The source of a heartbeat interval: ``version``'s rule at ``trackers``."""
-    if version.startswith(("0.18", "0.19")):
-        rule = "max(TaskTrackers / 50 + 1 s, 5 s)"
-    elif version.startswith(("0.20", "0.21", "0.22")):
-        rule = "max(ceil(TaskTrackers / 100) s, 3 s)"
-    else:
-        rule = "max(TaskTrackers / 100 s, 0.3 s) (MAPREDUCE-1906, 1.1.0)"
+    rule, interval = _heartbeat_rule(version)
     return hadoop(
-        f"Hadoop {version}: {rule} = {heartbeat_s(version, trackers):g} s for {trackers} "
+        f"Hadoop {version}: {rule} = {interval(trackers):g} s for {trackers} "
         "TaskTrackers (JobTracker.getNextHeartbeatInterval)"
     )
 
