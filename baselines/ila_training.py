@@ -18,11 +18,15 @@ Choices and deviations (the paper does not give these details):
 
 * the workload generators are map tasks of Table-3 profiles: CPU = ``piest`` (pure
   compute, no input), read = ``grep`` (reads a block, little CPU), write = ``teragen``
-  (writes a block through HDFS).  A generator cannot sleep between iterations, so its
-  *intensity* is the number of generator tasks running at once: each of the server's
-  background map slots (VM 0's other slots, every slot of the co-hosted VMs) is busy or
-  idle, 0..``map_slots`` per VM; a finished task is replaced at once (out-of-band
-  heartbeat), so the background runs for the probe's whole life;
+  (writes a block through HDFS).  A generator's *intensity* has two parts: the number of
+  background map slots it holds (VM 0's other slots, every slot of the co-hosted VMs,
+  0..``map_slots`` per VM), and its duty cycle d, drawn uniform over (0.1, 1] per
+  generator and combination: "both generators are able to issue workloads with any level
+  of intensities by adjusting the length of sleep interval between each iteration", so a
+  slot sleeps ``(1/d - 1)`` times a task's alone time after each task (until a heartbeat
+  comes after that), its slots staggered over one sleep so that they do not run in step.
+  A real application's task is replaced at once (out-of-band heartbeat), so every
+  background runs for the probe's whole life;
 * half of the combinations use the generators, half 1-3 randomly chosen real Table-3
   applications (map-only, as the probe), as the paper did.  In a generator combination
   the CPU generator's task count is uniform over 0..all background slots and the I/O
@@ -81,6 +85,7 @@ GENERATORS = ("piest", "grep", "teragen")
 PROBE = 0  # the probe is job 0 and runs on the server's first VM
 N_COMBOS = 60  # default background combinations (600 rows, ~17-20 s on one core)
 WARMUP_S = (20.0, 60.0)
+DUTY_MIN = 0.1  # the lowest generator duty cycle (a task, then nine times as long idle)
 ROWS = ("X", "y", "profile", "io_bound", "busy")  # TrainingSet's per-row arrays
 
 
@@ -132,10 +137,18 @@ class TrainingSet:
 
 @dataclass(frozen=True)
 class Combo:
-    """One background: the profile on each busy background slot ``(vm, profile)``."""
+    """One background: the profile on each busy background slot ``(vm, profile)``, and
+    each generator's duty cycle (the share of time its slots run a task; 1: no sleep)."""
 
     warmup_s: float
     slots: tuple[tuple[int, str], ...]
+    duty: tuple[tuple[str, float], ...] = ()
+
+    def sleep_s(self, name: str, task_s: float) -> float:
+        """The sleep after each of ``name``'s tasks: a task of ``task_s`` then
+        ``task_s (1/d - 1)`` idle gives the duty cycle d."""
+        d = dict(self.duty).get(name, 1.0)
+        return task_s * (1.0 / d - 1.0)
 
 
 def background_slots(n_vms: int, map_slots: int) -> list[int]:
@@ -159,13 +172,17 @@ def draw_combos(rng: np.random.Generator, n: int, slots: list[int]) -> list[Comb
             busy = sorted(rng.choice(len(slots), size=k, replace=False).tolist())
             names = ["piest"] * n_cpu + ["grep"] * n_read + ["teragen"] * (n_io - n_read)
             names = [names[j] for j in rng.permutation(k)]
+            # "by adjusting the length of sleep interval between each iteration": each
+            # generator's duty cycle, uniform over (DUTY_MIN, 1]
+            duty = tuple((g, float(rng.uniform(DUTY_MIN, 1.0))) for g in GENERATORS)
         else:
+            duty = ()
             k = int(rng.integers(0, len(slots) + 1))
             busy = sorted(rng.choice(len(slots), size=k, replace=False).tolist())
             apps = rng.choice(TABLE3, size=int(rng.integers(1, 4)), replace=False)
             names = [str(a) for a in rng.choice(apps, size=k)]
         warm = float(rng.uniform(*WARMUP_S))
-        out.append(Combo(warm, tuple((slots[s], a) for s, a in zip(busy, names))))
+        out.append(Combo(warm, tuple((slots[s], a) for s, a in zip(busy, names)), duty))
     return out
 
 
@@ -200,16 +217,37 @@ class _Trainer(Scheduler):
 
     name = "ila-training"
 
-    def __init__(self, want: dict[int, dict[int, int]], launch_s: float, probe: bool = True):
+    def __init__(
+        self,
+        want: dict[int, dict[int, int]],
+        launch_s: float,
+        probe: bool = True,
+        sleep: dict[int, float] | None = None,
+    ):
         self.want = want
         self.launch_s = launch_s
         self.probe = probe  # False: the background-only twin run (never launches the probe)
+        self.sleep = sleep or {}  # per background job: a slot's idle time after each task
         self.info: np.ndarray | None = None
         self.launched_s: float | None = None
         self.n_bg = sum(sum(w.values()) for w in want.values())
+        # per (VM, job): when each of its idle slots may start its next task; a slot is
+        # seen idle at the out-of-band heartbeat of the task that ended on it.  A sleeping
+        # job's slots start staggered over one sleep, so that its tasks do not run in step
+        self._ready: dict[tuple[int, int], list[float]] = {}
+        n_job: dict[int, int] = {}
+        for vm_id in sorted(want):
+            for jid, n in want[vm_id].items():
+                i0 = n_job.get(jid, 0)
+                n_job[jid] = i0 + n
+                self._ready[(vm_id, jid)] = [float(i0 + i) for i in range(n)]
+        for (vm_id, jid), idx in self._ready.items():
+            gap = self.sleep.get(jid, 0.0) / n_job[jid]
+            self._ready[(vm_id, jid)] = [i * gap for i in idx]
 
-    def _refill(self, vm, view) -> Decision | None:
-        """A background map for a slot of ``vm`` short of its share, if any."""
+    def _refill(self, vm, view, now: float) -> Decision | None:
+        """A background map for a slot of ``vm`` short of its share and done sleeping, if
+        any."""
         want = self.want.get(vm.id)
         if not want:
             return None
@@ -217,7 +255,14 @@ class _Trainer(Scheduler):
         for att in vm.running:
             running[att.task.job.id] = running.get(att.task.job.id, 0) + 1
         for jid, n in want.items():
-            if running.get(jid, 0) < n and view.all_jobs[jid].n_pending_maps > 0:
+            idle = n - running.get(jid, 0)
+            if idle <= 0 or view.all_jobs[jid].n_pending_maps == 0:
+                continue
+            ready = self._ready[(vm.id, jid)]
+            # a task ended since the last look: its slot sleeps from now
+            ready.extend([now + self.sleep.get(jid, 0.0)] * (idle - len(ready)))
+            if ready[0] <= now:
+                ready.pop(0)
                 return launch_map(jid)
         return None
 
@@ -225,7 +270,7 @@ class _Trainer(Scheduler):
         if ctx.slot_kind != MAP:
             return DECLINE
         vm, view = ctx.vm, ctx.view
-        bg = self._refill(vm, view)
+        bg = self._refill(vm, view, ctx.now)
         if bg is not None:
             return bg
         if self.probe and vm.id == PROBE and self.info is None and ctx.now >= self.launch_s:
@@ -251,9 +296,9 @@ class ProbeRun:
 
 def _specs(
     sc: Scenario, probe: str, combo: Combo, task_s: dict[str, float], horizon_s: float, block: float
-) -> tuple[list[JobSpec], dict[int, dict[int, int]]]:
-    """The probe (job 0) and one background job per application of ``combo``, and the
-    background maps wanted per VM and job."""
+) -> tuple[list[JobSpec], dict[int, dict[int, int]], dict[int, float]]:
+    """The probe (job 0) and one background job per application of ``combo``, the
+    background maps wanted per VM and job, and each job's sleep after a task."""
     specs = [JobSpec("probe", PROFILES[probe], 0.0, 1, 0, block)]
     want: dict[int, dict[int, int]] = {}
     jobs: dict[str, int] = {}
@@ -265,7 +310,8 @@ def _specs(
         n_slots = sum(w.get(jid, 0) for w in want.values())
         n = n_slots * math.ceil((combo.warmup_s + horizon_s) / task_s.get(name, 1.0)) + 1
         specs.append(JobSpec(f"bg-{name}", PROFILES[name], 0.0, n, 0, n * block))
-    return specs, want
+    sleep = {jid: combo.sleep_s(name, task_s.get(name, 1.0)) for name, jid in jobs.items()}
+    return specs, want, sleep
 
 
 def run_probe(
@@ -279,8 +325,8 @@ def run_probe(
     """Run ``probe`` (job 0, one full-block map on VM 0) after ``combo.warmup_s`` of
     ``combo``'s background; each background job has maps for ``horizon_s`` past the
     warm-up at its alone task time ``task_s``.  Stops when the probe ends."""
-    specs, want = _specs(sc, probe, combo, task_s, horizon_s, sc.hdfs.block_mb)
-    sched = _Trainer(want, combo.warmup_s)
+    specs, want, sleep = _specs(sc, probe, combo, task_s, horizon_s, sc.hdfs.block_mb)
+    sched = _Trainer(want, combo.warmup_s, sleep=sleep)
     sim = Simulation(sc, sched, sim_seed, specs=specs)  # same submit time: stays job 0
     task = sim.jobs[PROBE].maps[0]
     while task.state != DONE and (vm := sim.advance()) is not None:
@@ -315,8 +361,8 @@ def background_info(
     """N_info of VM 0 averaged over [start_s, end_s] in the background-only twin of a
     probe run (same seed and background, the probe never launched): the background's
     metrics "collected during the experiments" (§4.1) while the probe ran."""
-    specs, want = _specs(sc, probe, combo, task_s, horizon_s, sc.hdfs.block_mb)
-    sched = _Trainer(want, combo.warmup_s, probe=False)
+    specs, want, sleep = _specs(sc, probe, combo, task_s, horizon_s, sc.hdfs.block_mb)
+    sched = _Trainer(want, combo.warmup_s, probe=False, sleep=sleep)
     sim = Simulation(sc, sched, sim_seed, specs=specs)
     vm0 = sim.topo.workers[PROBE]
     samples: list[np.ndarray] = []
@@ -405,6 +451,24 @@ def training_set(
         getattr(ts, k).flags.writeable = False  # shared by every caller of the cache
     _CACHE[key] = ts
     return ts
+
+
+def neighbour_r2(ts: TrainingSet, rows: np.ndarray, k: int = 5) -> float:
+    """How much of S a flexible function of the features explains on ``rows`` (a mask): R²
+    of a leave-one-out ``k``-nearest-neighbour mean among the rows of the same profile, in
+    standardized feature space.  No shape is assumed; on a few hundred rows it
+    underestimates a smooth function's R² somewhat, so compare it with the same estimator
+    on the same rows when S is a function of their features (``model_accuracy``'s
+    control)."""
+    z = (ts.X - ts.X.mean(axis=0)) / (ts.X.std(axis=0) + 1e-12)
+    idx = np.flatnonzero(rows)
+    pred = np.empty(idx.size)
+    for n, i in enumerate(idx):
+        peers = idx[(ts.profile[idx] == ts.profile[i]) & (idx != i)]
+        near = peers[np.argsort(((z[peers] - z[i]) ** 2).sum(axis=1), kind="stable")[:k]]
+        pred[n] = ts.y[near].mean()
+    y = ts.y[idx]
+    return float(1.0 - ((y - pred) ** 2).sum() / ((y - y.mean()) ** 2).sum())
 
 
 def main(argv: list[str] | None = None) -> None:

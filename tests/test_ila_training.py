@@ -139,6 +139,34 @@ def test_heavy_io_background_slows_io_probes(host_cache_server):
     assert max(cpu.values()) < np.median(list(rw.values()))
 
 
+def test_a_generator_sleeps_between_tasks_by_its_duty_cycle(host_cache_server):
+    """§4.1's generators "issue workloads with any level of intensities by adjusting the
+    length of sleep interval between each iteration": the same 11 read generators at a
+    duty cycle of 0.1 keep the disk busy less of the time (N_info's io_u, iostat's %util)
+    and slow an I/O probe less than at 1 (measured: io_u 0.27 vs 1.00, S 1.02 vs 14.4)."""
+    sc, slots, task_s = host_cache_server
+    assert T.Combo(0.0, (), (("grep", 0.25),)).sleep_s("grep", 2.0) == pytest.approx(6.0)
+    assert T.Combo(0.0, ()).sleep_s("grep", 2.0) == 0.0  # no duty cycle: no sleep
+    io_u = FEATURES.index("io_u")
+    out = {}
+    for duty in (1.0, 0.1):
+        combo = T.Combo(30.0, tuple(zip(slots, ["grep"] * 11)), (("grep", duty),))
+        _, X, y = T.probe_rows(sc, "terasort", [combo], 11, task_s)
+        out[duty] = (float(X[0, io_u]), float(y[0]))
+    (busy_u, busy_s), (idle_u, idle_s) = out[1.0], out[0.1]
+    assert idle_u < 0.5 * busy_u, out
+    assert 1.0 <= idle_s < 0.2 * busy_s, out
+
+
+def test_generator_backgrounds_draw_every_duty_cycle():
+    combos = T.draw_combos(np.random.default_rng(0), 40, T.background_slots(6, 2))
+    duties = [d for c in combos[::2] for _, d in c.duty]
+    assert all(c.duty == () for c in combos[1::2])  # real applications never sleep
+    assert len(duties) == 20 * len(T.GENERATORS)
+    assert min(duties) >= T.DUTY_MIN and max(duties) <= 1.0
+    assert min(duties) < 0.3 and max(duties) > 0.9  # the whole range is drawn
+
+
 def test_heavy_cpu_background_slows_cpu_probes(server):
     # 11 compute phases + the probe on 10 cores: ~1.2 x their share, times the credit
     # scheduler's overcommit cost at 20 % excess (cpu.py), and a little contention penalty
@@ -178,3 +206,25 @@ def test_main_writes_the_set(tmp_path, capsys):
     T.main(["--out", str(out), "--combos", "2", "--seed", "1"])
     assert "20 rows" in capsys.readouterr().out
     assert len(T.TrainingSet.load(out)) == 20
+
+
+def test_neighbour_r2_tells_a_function_of_the_features_from_noise():
+    """The Table 5 ceiling: S a smooth function of the features is found (R² near 1), S
+    drawn at random is not (R² at or below 0).  600 rows of 10 profiles, as the set, whose
+    task demand (t_c, t_r, t_w) is one per profile; three system metrics vary."""
+    rng = np.random.default_rng(0)
+    X = np.zeros((600, len(FEATURES)))
+    X[:, :3] = np.repeat(rng.uniform(size=(10, 3)), 60, axis=0)
+    X[:, [3, 8, 10]] = rng.uniform(size=(600, 3))
+    profile = np.repeat(np.array(T.TABLE3), 60)
+    io = np.isin(profile, IO)
+    rows = np.ones(600, dtype=bool)
+
+    def made(y):
+        return T.TrainingSet(X, y, profile, io, np.ones(600, dtype=int))
+
+    smooth = made(1.0 + X[:, 3] + 2.0 * np.exp(X[:, 10]))  # c_u and io_u
+    assert T.neighbour_r2(smooth, rows) > 0.8
+    assert T.neighbour_r2(smooth, io) > 0.8
+    noise = made(rng.lognormal(0.0, 0.5, 600))
+    assert T.neighbour_r2(noise, rows) < 0.05

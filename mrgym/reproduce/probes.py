@@ -139,13 +139,10 @@ HOST_CORES = 10  # xen-12core's guest cores
 MAX_BG = (HOST_VMS - 1) * HOST_VM["map_slots"]  # background maps the co-hosted VMs hold
 
 
-def cohosted_probe(
-    probe: str, background: str, bg: int, bg_mb: float, seed: int = 0, params: dict | None = None
-) -> float:
-    """Map time of a one-map ``probe`` job on VM 0 while ``bg`` (at most :data:`MAX_BG`)
-    long maps of ``background`` (``bg_mb`` each, so they outlast the probe) run on the 4
-    co-hosted VMs of ILA §2.2's 10-core Xen host; the probe arrives at 5 s, when they are
-    all running."""
+def _cohosted(
+    probe: str, background: str, bg: int, bg_mb: float, params: dict | None
+) -> tuple[dict, Pinned]:
+    """The scenario and placement of :func:`cohosted_probe`."""
     if bg > MAX_BG:
         raise ValueError(f"bg: at most {MAX_BG} background maps fit ILA §2.2's host, got {bg}")
     jobs: list[dict] = [
@@ -166,8 +163,50 @@ def cohosted_probe(
         )
         pins = {0: set(range(1, HOST_VMS)), 1: {0}}
     host = [{"count": 1, "type": "xen-12core", "vms_per_host": HOST_VMS, "vm": dict(HOST_VM)}]
-    sc = scenario(cluster(host), jobs, params=params)
-    return map_time(sc, Pinned(pins=pins), job=1 if bg else 0, seed=seed)
+    return scenario(cluster(host), jobs, params=params), Pinned(pins=pins)
+
+
+def cohosted_probe(
+    probe: str, background: str, bg: int, bg_mb: float, seed: int = 0, params: dict | None = None
+) -> float:
+    """Map time of a one-map ``probe`` job on VM 0 while ``bg`` (at most :data:`MAX_BG`)
+    long maps of ``background`` (``bg_mb`` each, so they outlast the probe) run on the 4
+    co-hosted VMs of ILA §2.2's 10-core Xen host; the probe arrives at 5 s, when they are
+    all running."""
+    sc, sched = _cohosted(probe, background, bg, bg_mb, params)
+    return map_time(sc, sched, job=1 if bg else 0, seed=seed)
+
+
+TRAFFIC_SAMPLE_S = 0.25  # the co-hosted traffic's sampling period
+
+
+def cohosted_traffic(
+    probe: str, background: str, bg: int, bg_mb: float, seed: int = 0, params: dict | None = None
+) -> tuple[float, float]:
+    """:func:`cohosted_probe`'s map time and the co-hosted VMs' aggregated I/O traffic
+    (read + write MB/s, what Xentop shows per VM, summed) averaged over the probe's life:
+    ILA Fig. 2's x-axis ("the aggregated I/O traffic from co-hosted VMs", §2.2).  The
+    sampler only reads the monitors, so the map time equals :func:`cohosted_probe`'s."""
+    from mrgym.config import load_scenario
+    from mrgym.runner import build_simulation
+
+    sc, sched = _cohosted(probe, background, bg, bg_mb, params)
+    sim = build_simulation(load_scenario(sc), sched, seed)
+    others = sim.topo.workers[1:HOST_VMS]
+    samples: list[tuple[float, float]] = []
+
+    def sampler():
+        while True:
+            yield sim.env.timeout(TRAFFIC_SAMPLE_S)
+            ms = [sim.view.vm_metrics(v) for v in others]
+            samples.append((sim.env.now, sum(m.read_mbps + m.write_mbps for m in ms)))
+
+    sim.env.process(sampler())
+    sim.run()
+    job = 1 if bg else 0
+    (a,) = [x for x in sim.attempts if x.task.kind == "map" and x.task.job.id == job]
+    during = [mb for t, mb in samples if a.start_s <= t <= a.end_s]
+    return a.end_s - a.start_s, (sum(during) / len(during) if during else 0.0)
 
 
 def cpu_probe(bg: int, seed: int = 0, params: dict | None = None) -> float:
@@ -178,6 +217,11 @@ def cpu_probe(bg: int, seed: int = 0, params: dict | None = None) -> float:
 def io_probe(bg: int, seed: int = 0, params: dict | None = None) -> float:
     """I/O-bound probe (Sort) beside ``bg`` disk-bound Grep maps (one disk stream each)."""
     return cohosted_probe("sort", "grep", bg, 20000, seed, params)
+
+
+def io_probe_traffic(bg: int, seed: int = 0, params: dict | None = None) -> tuple[float, float]:
+    """:func:`io_probe`'s time and its co-hosted VMs' I/O traffic (MB/s)."""
+    return cohosted_traffic("sort", "grep", bg, 20000, seed, params)
 
 
 def virt_jct(profile: str, native: bool, seed: int = 0, params: dict | None = None) -> float:
