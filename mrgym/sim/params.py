@@ -21,10 +21,12 @@ class ModelParams:
     # Aggregate throughput of one physical disk with n concurrent streams is
     # disk_mbps * (floor + (1 - floor) * exp(-disk_thrash * (n - 1))): seek thrashing makes
     # each extra stream cost more than its fair share, so the slowdown of an I/O-bound task
-    # grows exponentially with co-hosted I/O streams (ILA §2.2 Fig. 2; HybridMR Fig. 6c),
-    # down to the disk's random-access throughput (the floor, ~20 % of sequential for a
-    # 7200 rpm disk serving 64 KB requests), so heavy load never collapses to zero.  The
-    # decay is fitted (docs/calibration.md, stage C), the floor stated.
+    # grows exponentially with co-hosted I/O streams (HybridMR Fig. 6c), down to the disk's
+    # random-access throughput (the floor, ~20 % of sequential for a 7200 rpm disk serving
+    # 64 KB requests), so heavy load never collapses to zero.  The decay is fitted
+    # (docs/calibration.md, stage C), the floor stated.  At the fitted decay the co-hosted
+    # traffic falls as streams are added, where ILA §2.2 Fig. 2 has the slowdown grow with
+    # that traffic (claim ila-fig2; stage C's ila-fig2-traffic constraint postdates the fit).
     disk_thrash: float = 0.6149
     disk_thrash_floor: float = 0.2
     # Writes go through the page cache (Linux write-back, writeback.py): a write returns
