@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 # the probes live in the library: `mrgym reproduce` runs the same experiments
-from mrgym.reproduce.probes import cpu_probe, io_probe, lee_jct, locality_map_time, virt_jct
+from mrgym.reproduce.probes import (
+    cpu_probe,
+    io_probe,
+    io_probe_traffic,
+    lee_jct,
+    locality_map_time,
+    virt_jct,
+)
 from mrgym.reproduce.stats import exp_vs_linear
 
 
@@ -59,6 +66,22 @@ def test_io_interference_grows_exponentially():
     assert r2_exp > r2_lin
     assert r2_exp > 0.99
     assert s[-1] > 4  # six co-hosted streams: several times slower
+
+
+def test_co_hosted_traffic_falls_with_thrash_and_rises_without():
+    """ILA Fig. 2's x-axis, the co-hosted VMs' aggregated I/O traffic: at the fitted seek
+    thrash the disk's total throughput falls faster than the background's share of it
+    grows (measured 49 -> 17 MB/s over 1-6 streams), with a fair-share disk
+    (disk_thrash 0) the traffic rises with each stream (62 -> 72 MB/s), as the slowdown
+    does.  Measuring it does not move the probe: the map time is io_probe's."""
+    fitted = [io_probe_traffic(k) for k in range(1, 7)]
+    assert [t for t, _ in fitted] == [io_probe(k) for k in range(1, 7)]
+    traffic = np.array([mb for _, mb in fitted])
+    assert np.all(np.diff(traffic) < 0) and traffic[0] > 2 * traffic[-1], traffic
+    flat = np.array([io_probe_traffic(k, params={"disk_thrash": 0.0}) for k in range(1, 7)])
+    assert np.all(np.diff(flat[:, 1]) > 0), flat
+    assert np.all(np.diff(flat[:, 0]) > 0), flat  # the slowdown rises with the traffic
+    assert io_probe_traffic(0)[1] == 0.0  # no co-hosted map: no co-hosted traffic
 
 
 def _virt_overhead(profile: str) -> float:
