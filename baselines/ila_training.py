@@ -64,6 +64,7 @@ import argparse
 import json
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -235,15 +236,13 @@ class _Trainer(Scheduler):
         # seen idle at the out-of-band heartbeat of the task that ended on it.  A sleeping
         # job's slots start staggered over one sleep, so that its tasks do not run in step
         self._ready: dict[tuple[int, int], list[float]] = {}
-        n_job: dict[int, int] = {}
+        n_job = Counter(jid for w in want.values() for jid, n in w.items() for _ in range(n))
+        seen: Counter[int] = Counter()
         for vm_id in sorted(want):
             for jid, n in want[vm_id].items():
-                i0 = n_job.get(jid, 0)
-                n_job[jid] = i0 + n
-                self._ready[(vm_id, jid)] = [float(i0 + i) for i in range(n)]
-        for (vm_id, jid), idx in self._ready.items():
-            gap = self.sleep.get(jid, 0.0) / n_job[jid]
-            self._ready[(vm_id, jid)] = [i * gap for i in idx]
+                gap = self.sleep.get(jid, 0.0) / n_job[jid]
+                self._ready[(vm_id, jid)] = [(seen[jid] + i) * gap for i in range(n)]
+                seen[jid] += n
 
     def _refill(self, vm, view, now: float) -> Decision | None:
         """A background map for a slot of ``vm`` short of its share and done sleeping, if

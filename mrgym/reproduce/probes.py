@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mrgym.runner import run_sim
+from mrgym.runner import build_simulation, run_sim
 from mrgym.sim.hdfs import Hdfs
 from mrgym.sim.scheduler import (
     DECLINE,
@@ -187,11 +187,8 @@ def cohosted_traffic(
     (read + write MB/s, what Xentop shows per VM, summed) averaged over the probe's life:
     ILA Fig. 2's x-axis ("the aggregated I/O traffic from co-hosted VMs", §2.2).  The
     sampler only reads the monitors, so the map time equals :func:`cohosted_probe`'s."""
-    from mrgym.config import load_scenario
-    from mrgym.runner import build_simulation
-
     sc, sched = _cohosted(probe, background, bg, bg_mb, params)
-    sim = build_simulation(load_scenario(sc), sched, seed)
+    sim = build_simulation(sc, sched, seed)
     others = sim.topo.workers[1:HOST_VMS]
     samples: list[tuple[float, float]] = []
 
