@@ -19,6 +19,7 @@ import numpy as np
 from mrgym import registry
 from mrgym.config import Scenario, load_scenario
 from mrgym.metrics import TaskRecord, episode_metrics, task_log
+from mrgym.reference import REFERENCE_SCHEDULER, isolated_jct, reference_jct  # noqa: F401
 from mrgym.sim.scheduler import Scheduler
 from mrgym.sim.simulation import Simulation
 
@@ -64,27 +65,6 @@ def build_simulation(
 ) -> Simulation:
     seed = check_seed(seed)
     return Simulation(load_scenario(scenario), make_scheduler(scheduler), seed, progress=progress)
-
-
-def isolated_jct(
-    scenario: Scenario | str | dict, scheduler: Scheduler | str, seed: int = 0
-) -> dict[int, float]:
-    """Each job's JCT when it runs alone on the cluster (submitted at time 0), keyed by job
-    id: the denominator of :func:`mrgym.metrics.slowdowns`.  One simulation per job."""
-    from dataclasses import replace
-
-    seed = check_seed(seed)
-    sc = load_scenario(scenario)
-    # the episode's jobs, in id (submission) order, as the simulator draws them
-    specs = [j.spec for j in Simulation(sc, make_scheduler(scheduler), seed).view.all_jobs]
-    out = {}
-    for jid, spec in enumerate(specs):
-        sim = Simulation(sc, make_scheduler(scheduler), seed, [replace(spec, submit_s=0.0)])
-        sim.run()
-        job = sim.jobs[0]
-        if job.finish_s is not None:
-            out[jid] = job.finish_s - job.arrived_s
-    return out
 
 
 Progress = bool | Literal["bar", "lines"]

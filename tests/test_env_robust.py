@@ -264,6 +264,8 @@ def test_reward_weights_accept_numbers():
         "throughput": 0.0,
         "locality": 0.5,
         "fairness": 0.0,
+        "makespan": 0.0,
+        "slowdown": 0.0,
         "cost": -2.0,
         "sla": 0.0,
     }

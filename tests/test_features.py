@@ -58,12 +58,21 @@ def test_the_tables_render_as_markdown():
     assert table.count("\n") == 1 + len(obs.FEATURES)
     assert "| `host_spot` | vm | 1: a spot host (evictable) |" in table
     terms = rewards.markdown_table()
-    assert terms.count("\n") == 1 + len(rewards.TERMS) == 7
+    assert terms.count("\n") == 1 + len(rewards.TERMS) == 9
     assert "| `throughput` | tasks completed in [t0, t1] |" in terms
 
 
 def test_each_reward_term_is_defined_once_and_reported():
-    assert rewards.TERM_NAMES == ("jct", "throughput", "locality", "fairness", "cost", "sla")
+    assert rewards.TERM_NAMES == (
+        "jct",
+        "throughput",
+        "locality",
+        "fairness",
+        "makespan",
+        "slowdown",
+        "cost",
+        "sla",
+    )
     for t in rewards.TERMS:
         assert t.doc and f"``{t.name}``: {t.doc}" in rewards.__doc__
         assert f"``{t.name}``" in MRClusterEnv.__doc__
@@ -84,7 +93,13 @@ def test_each_reward_term_is_defined_once_and_reported():
 def test_an_unweighted_costly_term_is_not_computed():
     env = gym.make("MRCluster-v0", config="lee-gpu", reward_weights={"jct": 1.0})
     tracker = rewards.RewardTracker(env.unwrapped.weights)
-    assert [name for name, _, _ in tracker._terms] == ["jct", "throughput", "locality", "sla"]
+    assert [name for name, _, _ in tracker._terms] == [
+        "jct",
+        "throughput",
+        "locality",
+        "makespan",
+        "sla",
+    ]
 
 
 def _section(page: str, start: str, end: str) -> str:

@@ -129,8 +129,8 @@ def _in(name: str, *prefixes: str) -> bool:
 # low to high.  An import from a lower rank to a higher one runs upward.  The package root
 # ``mrgym`` (its ``__init__``: the public names) imports the harness, so it ranks above it.
 RANKS = (
-    ("mrgym.seeds", "mrgym.config", "mrgym.workloads", "mrgym.sim"),
-    ("mrgym.metrics", "mrgym.registry"),
+    ("mrgym.seeds", "mrgym.config", "mrgym.workloads", "mrgym.sim", "mrgym.pareto"),
+    ("mrgym.metrics", "mrgym.registry", "mrgym.reference"),
     ("mrgym.envs",),
     ("mrgym.policy", "mrgym.runner", "mrgym.bench"),
     ("mrgym.summary", "mrgym.plots", "mrgym.rows", "mrgym.sweep", "mrgym.evaluate"),

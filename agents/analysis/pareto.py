@@ -31,6 +31,7 @@ from agents.analysis.curves import (
     runs_parser,
     save_figure,
 )
+from mrgym.pareto import pareto_front
 
 
 @dataclass(frozen=True)
@@ -49,21 +50,6 @@ def evaluation_points(run: str | Path) -> list[EvalPoint]:
     cut = incomplete_steps(run)
     name = Path(run).name
     return [EvalPoint(name, s, mean[s], p95[s], s not in cut) for s in sorted(mean.keys() & p95)]
-
-
-def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
-    """Indices of the non-dominated points (both coordinates minimised), by first coordinate."""
-    # sorted by (x, y, index): a point is on the front iff its y beats every earlier y;
-    # ties in x put the lowest y first, and an exact duplicate keeps its first index
-    finite = [i for i, (x, y) in enumerate(points) if math.isfinite(x) and math.isfinite(y)]
-    order = sorted(finite, key=lambda i: (points[i][0], points[i][1], i))  # NaN: never on it
-    front: list[int] = []
-    best = float("inf")
-    for i in order:
-        if points[i][1] < best:
-            front.append(i)
-            best = points[i][1]
-    return front
 
 
 Runs = Sequence[str | Path]

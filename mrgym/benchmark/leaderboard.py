@@ -22,6 +22,7 @@ from mrgym.benchmark.protocol import (
 )
 from mrgym.benchmark.results import PolicyResult, policy_results, read_json, unclean
 from mrgym.benchmark.stats import PairedDiff, PolicySummary, summarize
+from mrgym.benchmark.tracks import DEFAULT_TRACK, TRACKS, get_track
 from mrgym.summary import format_seeds
 
 # relative to the source checkout (:func:`in_checkout`)
@@ -121,13 +122,38 @@ def render_page(
     if not boards:
         lines += ["", f"No results yet: `{_shown(folder)}/` holds no result file."]
     for b in boards:
-        lines += ["", f"## {b.scenario}", "", render_table(b.results), "", "Result files:", ""]
+        lines += ["", f"## {b.scenario}", "", render_table(b.results)]
+        for t in TRACKS.values():
+            if t.name == DEFAULT_TRACK or not has_track(b.results, t.name):
+                continue
+            lines += ["", f"### {b.scenario}: {t.name} track ({t.title})", ""]
+            lines.append(render_table(b.results, commands=False, track=t.name))
+        picture = Path(folder) / picture_name(b.scenario)
+        if picture.is_file():
+            lines += [
+                "",
+                f"![{b.scenario}: every policy's mean JCT against its RMS slowdown and its "
+                f"locality value, Pareto fronts marked]({rel}/{picture.name})",
+            ]
+        lines += ["", "Result files:", ""]
         for name, doc in b.sources:
             lines.append(
                 f"- [`{name}`]({rel}/{name}): mrgym {doc.get('mrgym_version', '?')}, "
                 f"{_provenance(doc)}, {doc.get('created', '?')}: `{_code(doc['command'])}`"
             )
     return "\n".join(lines) + "\n"
+
+
+def has_track(results: Sequence[PolicyResult], track: str) -> bool:
+    """Whether any policy of a table has ``track``'s metric (files made before the tracks
+    have only mean JCT's)."""
+    key = get_track(track).metric
+    return any(any(v is not None for v in r.per_seed.get(key, [])) for r in results)
+
+
+def picture_name(scenario: str) -> str:
+    """The file name of a scenario's tracks picture, beside its result files."""
+    return f"{scenario}-tracks.png"
 
 
 def _provenance(doc: dict) -> str:
@@ -151,10 +177,12 @@ def unclean_files(boards: Sequence[Board]) -> list[tuple[str, str]]:
     return [(name, why) for b in boards for name, doc in b.sources if (why := unclean(doc))]
 
 
-def best_baseline(scenario: str, folder: str | Path | None = None) -> str:
-    """The best baseline of ``scenario``'s leaderboard table (the result files in
-    ``folder``, default the checkout's ``docs/leaderboard/``): the baseline with the
-    lowest mean JCT, as the page marks it.  A ``ValueError`` when the leaderboard has no
+def best_baseline(
+    scenario: str, folder: str | Path | None = None, track: str = DEFAULT_TRACK
+) -> str:
+    """The best baseline of ``scenario``'s leaderboard table on ``track`` (the result
+    files in ``folder``, default the checkout's ``docs/leaderboard/``): the baseline with
+    the lowest mean of the track's metric, as the page marks it.  A ``ValueError`` when the leaderboard has no
     table for ``scenario`` or no baseline in it."""
     folder = in_checkout(RESULTS_DIR) if folder is None else Path(folder)
     boards = {b.scenario: b for b in load_boards(folder)}
@@ -163,7 +191,7 @@ def best_baseline(scenario: str, folder: str | Path | None = None) -> str:
             f"the leaderboard ({_shown(folder)}/) has no table for scenario {scenario!r} "
             f"(it has {', '.join(boards) or 'none'}); name a baseline with --policies"
         )
-    best = summarize(boards[scenario].results)[1]
+    best = summarize(boards[scenario].results, get_track(track).metric)[1]
     if best is None:
         raise ValueError(f"the leaderboard's {scenario} table has no baseline")
     return best
@@ -184,18 +212,27 @@ def _protocol() -> list[str]:
         "jobs, placement and task luck for every policy) and draws its own choices from a "
         "policy seed derived from (s, j). Its value on a seed is the mean of its K samples. "
         "A deterministic policy runs once per seed (K = 1).",
-        "- **Columns.** Means over the seeds of each seed's mean JCT, 95th-percentile JCT and "
-        "node+server map locality.",
+        "- **Columns.** Means over the seeds of each seed's value of the track's metric, then "
+        "of its secondary metrics (the first table: 95th-percentile JCT and node+server map "
+        "locality).",
         "- **Models.** Every shipped model was trained on the simulator before its "
         "interference refit (CHANGELOG, Fidelity III: vCPU overcommit, no slow VMs, the "
         "child JVM's start-up); its row is re-measured on the current one, which it never "
         "saw in training.",
-        "- **Best baseline.** The baseline (models excluded) with the lowest mean JCT in the "
-        "scenario's table; a policy marked `= X` made X's results on every seed and metric "
+        "- **Best baseline.** The baseline (models excluded) with the lowest mean of the "
+        "track's metric in the table; a policy marked `= X` made X's results on every seed and metric "
         "(to a relative 1e-9: the same schedule) and is left out of the choice.",
-        "- **Δ mean JCT.** Per seed, 100 × (policy's mean JCT / best baseline's − 1); the "
+        "- **Δ.** Per seed, 100 × (policy's value / best baseline's − 1); the "
         "mean over seeds and its 95 % interval, paired Student t: mean ± t(0.975, n − 1) × "
-        "standard error (negative: faster than the best baseline).",
+        "standard error (negative: better than the best baseline).",
+        "- **Tracks.** Each scenario's first table ranks by mean JCT (the `jct` track); "
+        "the tables below it rank the same runs on the other tracks, each by the episode "
+        "metric that its reward's return estimates (lower is better; "
+        "`mrgym/benchmark/tracks.py` says why these definitions):",
+        *(
+            f"  - `{t.name}`: **{t.title}** = {t.formula}; reward {t.reward}."
+            for t in TRACKS.values()
+        ),
         "- **Adding a policy.** Baselines and agents enter the same way, as a result file in "
         "`docs/leaderboard/` (the test split, all its seeds, a finished run); a scenario's "
         "table merges its files, each policy from one file, and recomputes every summary "
@@ -212,17 +249,28 @@ def _protocol() -> list[str]:
     ]
 
 
-def render_table(results: Sequence[PolicyResult], commands: bool = True) -> str:
-    """One scenario's table: policies by mean JCT, each with the command of its row
+def render_table(
+    results: Sequence[PolicyResult], commands: bool = True, track: str = DEFAULT_TRACK
+) -> str:
+    """One scenario's table on ``track`` (:mod:`mrgym.benchmark.tracks`): policies by the
+    track's metric, then its secondary metrics, each with the command of its row
     (``commands`` False: without that column, for a terminal)."""
-    summaries, best = summarize(results)
+    t = get_track(track)
+    summaries, best = summarize(results, t.metric)
+    keys = (t.metric, *t.secondary)
+    # no value last, then cut runs (a makespan of the jobs that finished is no makespan)
     order = sorted(
         range(len(summaries)),
-        key=lambda i: (summaries[i].means.get("mean_jct_s") is None, _sort(summaries[i]), i),
+        key=lambda i: (
+            summaries[i].means.get(t.metric) is None,
+            bool(summaries[i].means.get("truncated")) and track != DEFAULT_TRACK,
+            _sort(summaries[i], t.metric),
+            i,
+        ),
     )
-    head = "| policy | kind | K | mean JCT (s) | p95 JCT (s) | node+server local | "
-    head += "Δ mean JCT vs best baseline (95 % CI) |" + (" command |" if commands else "")
-    lines = [head, "|---" * (8 if commands else 7) + "|"]
+    head = "| policy | kind | K | " + " | ".join(column_label(k) for k in keys) + " | "
+    head += f"Δ {t.title} vs best baseline (95 % CI) |" + (" command |" if commands else "")
+    lines = [head, "|---" * (4 + len(keys) + commands) + "|"]
     cut = []
     for i in order:
         s, r = summaries[i], results[i]
@@ -230,15 +278,9 @@ def render_table(results: Sequence[PolicyResult], commands: bool = True) -> str:
         if s.means.get("truncated"):  # its JCTs count only the jobs that finished
             name += " †"
             cut.append(s.name)
-        cells = [
-            _code(name),
-            s.kind,
-            str(s.samples),
-            _num(s.means.get("mean_jct_s"), ",.1f"),
-            _num(s.means.get("p95_jct_s"), ",.1f"),
-            _num(s.means.get("local_frac"), ".3f"),
-            "best baseline" if s.best else _diff(s.diff),
-        ]
+        cells = [_code(name), s.kind, str(s.samples)]
+        cells += [_num(s.means.get(k), COLUMN_FORMAT.get(k, ",.1f")) for k in keys]
+        cells.append("best baseline" if s.best else _diff(s.diff))
         if commands:
             cells.append(f"`{_code(r.command)}`")
         lines.append("| " + " | ".join(cells) + " |")
@@ -247,13 +289,47 @@ def render_table(results: Sequence[PolicyResult], commands: bool = True) -> str:
             f"\n† {', '.join(cut)}: some episodes were cut before every job finished (a "
             "decision cap or the time cap); the JCT columns count the jobs that finished."
         )
+    missing = [s.name for s in summaries if s.means.get(t.metric) is None]
+    if missing:
+        lines.append(
+            f"\n{', '.join(missing)}: no {t.title} in its result file (made before the "
+            "tracks); rerun it to rank it here."
+        )
     if best is None:
         lines.append("\nNo baseline in this table: no paired difference.")
     return "\n".join(lines)
 
 
-def _sort(s: PolicySummary) -> float:
-    v = s.means.get("mean_jct_s")
+#: Column headers of the metrics the tables show; formats other than one decimal.
+COLUMN_LABEL = {
+    "mean_jct_s": "mean JCT (s)",
+    "p95_jct_s": "p95 JCT (s)",
+    "local_frac": "node+server local",
+    "makespan_s": "makespan (s)",
+    "throughput_jobs_per_h": "jobs/h",
+    "slot_utilization": "slot util.",
+    "jct_locality_s": "JCT + locality charge (s)",
+    "locality_value": "locality value",
+    "rms_slowdown": "RMS slowdown",
+    "p90_slowdown": "p90 slowdown",
+    "jain_slowdown": "Jain (slowdowns)",
+}
+COLUMN_FORMAT = {
+    "local_frac": ".3f",
+    "slot_utilization": ".3f",
+    "locality_value": ".3f",
+    "jain_slowdown": ".3f",
+    "rms_slowdown": ".2f",
+    "p90_slowdown": ".2f",
+}
+
+
+def column_label(key: str) -> str:
+    return COLUMN_LABEL.get(key, key)
+
+
+def _sort(s: PolicySummary, key: str = "mean_jct_s") -> float:
+    v = s.means.get(key)
     return 0.0 if v is None else v
 
 
@@ -287,12 +363,13 @@ def build(folder: str | Path | None = None, page: str | Path | None = None) -> s
     return render_page(load_boards(folder), folder, page)
 
 
-def render_tables(boards: Sequence[Board]) -> str:
-    """The scenarios' tables for a terminal: each table without its command column, then
-    the result files it merges."""
+def render_tables(boards: Sequence[Board], track: str = DEFAULT_TRACK) -> str:
+    """The scenarios' tables on ``track`` for a terminal: each table without its command
+    column, then the result files it merges."""
     out = []
     for b in boards:
         files = ", ".join(name for name, _ in b.sources)
-        out += [f"## {b.scenario}", "", render_table(b.results, commands=False), ""]
+        title = b.scenario if track == DEFAULT_TRACK else f"{b.scenario}: {track} track"
+        out += [f"## {title}", "", render_table(b.results, False, track), ""]
         out += [f"from {files}", ""]
     return "\n".join(out).rstrip("\n") + "\n"

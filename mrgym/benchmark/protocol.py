@@ -53,6 +53,12 @@ METRIC_KEYS: tuple[str, ...] = (
     "sla_violation_s",
     "jobs_completed",
     "truncated",
+    # the tracks' metrics (mrgym.benchmark.tracks.TRACK_KEYS)
+    "jct_locality_s",
+    "locality_value",
+    "rms_slowdown",
+    "p90_slowdown",
+    "jain_slowdown",
 )
 #: The metric the best baseline and the paired difference are taken on (lower is better).
 RANK_KEY = "mean_jct_s"

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mrgym.benchmark.protocol import METRIC_KEYS, policy_seed
+from mrgym.benchmark.tracks import track_values
+from mrgym.reference import reference_jct
 from mrgym.rows import run_row
 from mrgym.runner import make_scheduler
 from mrgym.sim.scheduler import Scheduler
@@ -71,7 +73,10 @@ def run_sample(task: SampleTask) -> SampleResult:
     try:
         if task.policy_seed is not None:
             pol = with_policy_seed(pol, task.policy_seed)
-        row = run_row(pol, task.scenario, task.seed, {})
+        row = run_row(pol, task.scenario, task.seed, {}, keep_logs=True)
+        # the tracks' metrics (mrgym.benchmark.tracks); the reference JCTs are the seed's,
+        # the same for every policy, computed once per worker process
+        row.update(track_values(row, row["_jobs"], reference_jct(task.scenario, task.seed)))
     except Exception as e:  # noqa: BLE001 - reported per policy, the run goes on
         text = " ".join(f"{type(e).__name__}: {e}".split())[:300]
         return SampleResult(task.index, None, 0.0, text)

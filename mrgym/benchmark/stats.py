@@ -148,12 +148,15 @@ def _complete(r: Any) -> bool:
     return not any(_ok(v) and v > 0 for v in r.per_seed.get("truncated", []))
 
 
-def summarize(results: Sequence[Any]) -> tuple[list[PolicySummary], str | None]:
+def summarize(
+    results: Sequence[Any], rank_key: str = RANK_KEY
+) -> tuple[list[PolicySummary], str | None]:
     """Summaries of ``results`` (objects with ``name``, ``kind``, ``samples``, ``seeds``
     and ``per_seed``, in run order) and the name of the best baseline.
 
     The best baseline is the baseline (models excluded) with the lowest mean over seeds of
-    :data:`RANK_KEY`, duplicates excluded (they tie with the policy they repeat, which
+    ``rank_key`` (a track's metric; default :data:`RANK_KEY`, mean JCT; a policy whose
+    file lacks it is not a candidate), duplicates excluded (they tie with the policy they repeat, which
     stands for both), and so are baselines that did not finish every episode on every
     seed (a truncated episode's mean JCT counts only the jobs that finished, and a missing
     seed would average over fewer seeds); an exact tie goes to the one run first.  Every
@@ -171,9 +174,12 @@ def summarize(results: Sequence[Any]) -> tuple[list[PolicySummary], str | None]:
         for r in results
     ]
     candidates = [
-        (s.means.get(RANK_KEY), i)
+        (s.means[rank_key], i)
         for i, (r, s) in enumerate(zip(results, out))
-        if s.kind == "baseline" and s.same_as is None and _complete(r)
+        if s.kind == "baseline"
+        and s.same_as is None
+        and _complete(r)
+        and s.means.get(rank_key) is not None
     ]
     if not candidates:
         return out, None
@@ -186,7 +192,6 @@ def summarize(results: Sequence[Any]) -> tuple[list[PolicySummary], str | None]:
                 f"{r.name}: seeds {list(r.seeds)} differ from the best baseline "
                 f"{ref.name}'s {list(ref.seeds)}; a paired difference needs the same seeds"
             )
-        s.diff = paired_difference(
-            r.per_seed[RANK_KEY], ref.per_seed[RANK_KEY], CONFIDENCE, ref.name
-        )
+        mine = r.per_seed.get(rank_key) or [None] * len(r.seeds)
+        s.diff = paired_difference(mine, ref.per_seed[rank_key], CONFIDENCE, ref.name)
     return out, ref.name

@@ -56,6 +56,11 @@ def add_parser(sub, formatter) -> None:
         "own name, or a shipped model's short name)",
     )
     b.add_argument("--split", default="test", choices=list(SPLITS), help="which seeds")
+    _add_track(
+        b,
+        "the table's ranking, its best baseline and paired difference (the file "
+        "keeps every track's metrics)",
+    )
     b.add_argument(
         "--samples",
         type=int,
@@ -103,6 +108,7 @@ def _add_leaderboard(sub, formatter) -> None:
         help="folder of result JSON files (default: docs/leaderboard/ of the checkout)",
     )
     lb.add_argument("--scenario", help="print only this scenario's table")
+    _add_track(lb, "which track's tables to print (--write: the page has every track)")
     lb.add_argument(
         "--write",
         action="store_true",
@@ -119,6 +125,17 @@ def _add_leaderboard(sub, formatter) -> None:
         help="the page --write and --check read (default: docs/leaderboard.md of the checkout)",
     )
     lb.set_defaults(func=cmd_leaderboard)
+
+
+def _add_track(parser, what: str) -> None:
+    from mrgym.benchmark.tracks import DEFAULT_TRACK, TRACKS
+
+    parser.add_argument(
+        "--track",
+        default=DEFAULT_TRACK,
+        choices=list(TRACKS),
+        help=f"the track ({', '.join(f'{t.name}: {t.title}' for t in TRACKS.values())}): " + what,
+    )
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -163,11 +180,20 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         if not boards:
             print(f"no results yet: {folder} holds no result file")
             return 0
-        print(render_tables(boards), end="")
+        print(render_tables(boards, args.track), end="")
         return 0
     if args.scenario is not None:
         raise ValueError("--scenario: only when printing (the page holds every scenario)")
     page = Path(args.out) if args.out else _near(in_checkout(PAGE))
+    if args.write:  # the pictures first: the page links the ones that exist
+        from mrgym.benchmark.leaderboard import has_track, picture_name
+        from mrgym.benchmark.pictures import plot_tracks
+
+        for b in boards:
+            if has_track(b.results, "fairness"):
+                print(
+                    f"wrote {plot_tracks(b.results, b.scenario, folder / picture_name(b.scenario))}"
+                )
     text = render_page(boards, folder, page)
     old = page.read_text(encoding="utf-8") if page.is_file() else None
     if args.check:
@@ -219,7 +245,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
         )
         return 130
     save.write()
-    _report(save, out)
+    _report(save, out, args.track)
     return 1 if save.failed else 0
 
 
@@ -253,10 +279,11 @@ def _entrants(args: argparse.Namespace, scenario: str) -> list:
     if getattr(args, "with_best_baseline", False):
         from mrgym.benchmark.leaderboard import best_baseline
 
-        best = best_baseline(scenario)
+        track = getattr(args, "track", "jct")
+        best = best_baseline(scenario, track=track)
         print(
             f"mrgym: --with-best-baseline: {best}, the best baseline of the leaderboard's "
-            f"{scenario} table",
+            f"{scenario} table on the {track} track",
             file=sys.stderr,
         )
         names = [best, *(n for n in names if n != best)]
@@ -410,7 +437,7 @@ class _Saver:
         write_json(self.out, document(self.info, ordered, complete, self.failed))
 
 
-def _report(save: _Saver, out: Path) -> None:
+def _report(save: _Saver, out: Path, track: str) -> None:
     from mrgym.benchmark.leaderboard import render_table
     from mrgym.summary import format_seeds
 
@@ -418,7 +445,7 @@ def _report(save: _Saver, out: Path) -> None:
     results = [save.results[n] for n in save.order if n in save.results]
     print(f"{info.scenario}, {info.split} seeds {format_seeds(info.seeds)}\n")
     if results:
-        print(render_table(results))
+        print(render_table(results, track=track))
     print(f"\nwrote {out}")
     if save.failed:
         print(f"mrgym: failed: {', '.join(save.failed)} (rerun with --resume)", file=sys.stderr)

@@ -19,6 +19,7 @@ from mrgym.envs.observation import feature_names, make_builder
 from mrgym.envs.replay import EnvSnapshot, EpisodeReplay  # noqa: F401  (public here too)
 from mrgym.envs.rewards import RewardTracker, check_weights
 from mrgym.metrics import episode_metrics
+from mrgym.reference import reference_jct
 from mrgym.sim.heartbeats import Heartbeat
 from mrgym.sim.jobs import PENDING
 from mrgym.sim.scheduler import DECLINE, MAP, SPECULATE, Decision, DecisionContext, Scheduler
@@ -80,7 +81,8 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
     ## Rewards
     Weighted sum (``reward_weights``, default ``{"jct": 1}``) of the terms in
     ``info["reward_terms"]``: ``jct`` (-active jobs x dt / 100: the return is -sum JCT/100),
-    ``throughput``, ``locality``, ``fairness``, ``cost`` and ``sla``, each defined once in
+    ``throughput``, ``locality``, ``fairness``, ``makespan``, ``slowdown``, ``cost`` and
+    ``sla``, each defined once in
     ``mrgym.envs.rewards.TERMS`` (listed in that module's docstring).  ``info["dt"]``: the
     simulated seconds the step covered, over which the terms accrued (a semi-MDP's sojourn
     time).
@@ -351,7 +353,10 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         _check_job_weights([j.spec for j in self.view.all_jobs])
         self._beat = None
         self._holds, self._n_held = {}, 0
-        self.rewards = RewardTracker(self.weights)
+        reference = None
+        if self.weights["slowdown"]:  # one simulation per job, once per (scenario, seed)
+            reference = reference_jct(self.scenario, ep_seed)
+        self.rewards = RewardTracker(self.weights, reference)
         self._vm = None
         self._advance()
         if self._vm is None:

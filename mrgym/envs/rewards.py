@@ -63,6 +63,32 @@ def _fairness(tr: RewardTracker, view, launched, dt: float) -> float:
     return -f[1] * dt / TIME_SCALE if f is not None else 0.0
 
 
+def _makespan(tr: RewardTracker, view, launched, dt: float) -> float:
+    # the workload's clock: from time 0 to the last job's end, the return is -(makespan +
+    # the first arrival) / 100, and the first arrival is the workload's, not the policy's
+    return -dt / TIME_SCALE
+
+
+def _slowdown(tr: RewardTracker, view, launched, dt: float) -> float:
+    # sum over jobs of (age / reference JCT)^2, each age frozen at the job's end: its
+    # increase over the step, so that the return is -sum over jobs of slowdown^2
+    if tr.reference is None:
+        raise ValueError(
+            "reward_weights.slowdown: needs each job's reference JCT (RewardTracker.reference)"
+        )
+    now = view.now
+    q = 0.0
+    for j in view.all_jobs:
+        ref = tr.reference.get(j.id)
+        if j.arrived_s is None or not ref:
+            continue
+        end = j.finish_s if j.finish_s is not None else now
+        q += ((end - j.arrived_s) / ref) ** 2
+    out = -(q - tr.slow_sq)
+    tr.slow_sq = q
+    return out
+
+
 def _cost(tr: RewardTracker, view, launched, dt: float) -> float:
     c = view.cost_so_far()
     out = -(c - tr.cost)
@@ -98,6 +124,21 @@ TERMS = (
         "weight share| / weight share, the fairness_distance metric's formula) x (t1 - t0) "
         "/ 100",
         _fairness,
+        weighted_only=True,
+    ),
+    RewardTerm(
+        "makespan",
+        "-(t1 - t0) / 100: the episode's return is -(the last job's end) / 100, so "
+        "maximizing it minimizes the makespan (the first arrival is the workload's)",
+        _makespan,
+    ),
+    RewardTerm(
+        "slowdown",
+        "-(the increase over [t0, t1] of the sum over arrived jobs of (age / reference "
+        "JCT)^2, age frozen at the job's end): the return is -(sum over jobs of slowdown^2); "
+        "a job's reference JCT is its JCT alone on the cluster under fair "
+        "(mrgym.reference.reference_jct)",
+        _slowdown,
         weighted_only=True,
     ),
     RewardTerm("cost", "-$ spent on instances in [t0, t1]", _cost, weighted_only=True),
@@ -151,8 +192,10 @@ MAX_WEIGHT = 1e6  # the largest |weight| a reward term takes (check_weights)
 class RewardTracker:
     """The running totals the terms difference, and the weighted sum of a step."""
 
-    def __init__(self, weights: dict[str, float]):
+    def __init__(self, weights: dict[str, float], reference: dict[int, float] | None = None):
         self.w = weights
+        # job id -> its reference JCT (the slowdown term's denominator)
+        self.reference = reference
         # (name, weight, value function) of the terms computed each step, in TERMS order
         self._terms = [
             (t.name, weights[t.name], t.value)
@@ -169,6 +212,7 @@ class RewardTracker:
         self.done = 0
         self.cost = 0.0
         self.sla = 0.0
+        self.slow_sq = 0.0
 
     def step(self, view, launched) -> tuple[float, dict[str, float]]:
         """Terms since the last call; ``launched`` is the attempt the action started."""
