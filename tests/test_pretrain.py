@@ -65,7 +65,9 @@ def test_cloning_copies_a_non_trivial_expert():
 
     torch.set_num_threads(1)
     # in arrival order Fair's job is not always slot 0: the policy must read the features
-    env_kw = {**ENV, "queue_order": "arrival"}
+    # 250 s: since the refit of Fidelity III's traffic constraint the first 150 s have a
+    # choice on only 12 steps (an over-committed host finishes fewer tasks in them)
+    env_kw = {**ENV, "queue_order": "arrival", "max_sim_time_s": 250.0}
     demos = collect(env_kw, "fair", [3, 4], gamma=0.99)
     assert len(set(demos.actions.tolist())) > 2
     env = gym.make("MRCluster-v0", **env_kw)
@@ -79,9 +81,9 @@ def test_cloning_copies_a_non_trivial_expert():
 
     before = agreement()
     stats = clone(model, demos, PretrainConfig(epochs=30, value_coef=0.0), seed=0)
-    assert stats["bc_agreement"] > 0.9  # over all steps
-    # measured 0.41 -> 0.69 on the steps with a choice (those demos' states, drawn on
-    # the simulator of issue "Fidelity III"; 0.65 -> 0.82 before it)
+    assert stats["bc_agreement"] > 0.8  # over all steps (measured 0.83)
+    # measured 0.12 -> 0.66 on the steps with a choice (those demos' states, drawn on the
+    # simulator of issue "Fidelity III"'s traffic-constrained refit)
     assert agreement() > max(0.6, before + 0.2)
 
 
