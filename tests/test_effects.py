@@ -49,38 +49,35 @@ def test_cpu_interference_starts_when_demand_exceeds_cores():
     assert above[1] == pytest.approx(15 / 10, rel=0.1)
 
 
-def test_io_interference_grows_exponentially():
-    """ILA Fig. 2 / HybridMR Fig. 6(c): an I/O-bound task's slowdown grows exponentially
-    with the number of co-hosted I/O streams; an exponential fits better than a line."""
-    ks = np.arange(0, 7)
+def test_io_interference_grows_exponentially_with_the_co_hosted_traffic():
+    """ILA Fig. 2: an I/O-bound task's slowdown grows with each co-hosted stream (on the
+    fitted, nearly fair-share disk by about one stream's share each: measured 1.37x to
+    3.23x over 1-6 streams) and exponentially with the co-hosted VMs' aggregated traffic,
+    the figure's axis (measured: an exponential's R² 0.996 against a line's 0.950)."""
     base = io_probe(0)
-    s = np.array([io_probe(int(k)) / base for k in ks])
-    assert np.all(np.diff(s) > 0)
-    # convex: each extra stream costs more, until the disk nears its random-access floor
-    # (disk_thrash_floor) at the fitted thrash, past ~5 co-hosted streams, where each
-    # stream costs about the same (ila-fig2's report row says so)
-    assert np.all(np.diff(s[:6], 2) > 0), s
-    fit = exp_vs_linear(ks, s)
-    b, r2_exp, r2_lin = fit["exp"]["b"], fit["exp"]["r2"], fit["linear"]["r2"]
-    assert b > 0
-    assert r2_exp > r2_lin
-    assert r2_exp > 0.99
-    assert s[-1] > 4  # six co-hosted streams: several times slower
+    s = np.array([io_probe(k) / base for k in range(7)])
+    assert np.all(np.diff(s) > 0) and s[-1] > 3, s
+    tr = [io_probe_traffic(k) for k in range(1, 7)]
+    traffic = np.array([mb for _, mb in tr])
+    fit = exp_vs_linear(traffic, s[1:])
+    assert fit["exp"]["b"] > 0
+    assert fit["exp"]["r2"] > max(0.99, fit["linear"]["r2"]), fit
 
 
-def test_co_hosted_traffic_falls_with_thrash_and_rises_without():
-    """ILA Fig. 2's x-axis, the co-hosted VMs' aggregated I/O traffic: at the fitted seek
-    thrash the disk's total throughput falls faster than the background's share of it
-    grows (measured 49 -> 17 MB/s over 1-6 streams), with a fair-share disk
-    (disk_thrash 0) the traffic rises with each stream (62 -> 72 MB/s), as the slowdown
-    does.  Measuring it does not move the probe: the map time is io_probe's."""
+def test_co_hosted_traffic_rises_on_the_fitted_disk_and_falls_with_thrash():
+    """ILA Fig. 2's x-axis, the co-hosted VMs' aggregated I/O traffic, rises with each
+    co-hosted stream at the fitted disk (measured 57 -> 66 MB/s over 1-6 streams), as the
+    slowdown does; with the previous fit's seek thrash (disk_thrash 0.6149) the disk's
+    total throughput falls faster than the background's share of it grows (42 -> 14
+    MB/s), the opposite of the paper's figure.  Measuring it does not move the probe: the
+    map time is io_probe's."""
     fitted = [io_probe_traffic(k) for k in range(1, 7)]
     assert [t for t, _ in fitted] == [io_probe(k) for k in range(1, 7)]
     traffic = np.array([mb for _, mb in fitted])
-    assert np.all(np.diff(traffic) < 0) and traffic[0] > 2 * traffic[-1], traffic
-    flat = np.array([io_probe_traffic(k, params={"disk_thrash": 0.0}) for k in range(1, 7)])
-    assert np.all(np.diff(flat[:, 1]) > 0), flat
-    assert np.all(np.diff(flat[:, 0]) > 0), flat  # the slowdown rises with the traffic
+    assert np.all(np.diff(traffic) > 0), traffic
+    thrash = np.array([io_probe_traffic(k, params={"disk_thrash": 0.6149}) for k in range(1, 7)])
+    assert np.all(np.diff(thrash[:, 1]) < 0) and thrash[0, 1] > 2 * thrash[-1, 1], thrash
+    assert np.all(np.diff(thrash[:, 0]) > 0), thrash  # the slowdown rises all the same
     assert io_probe_traffic(0)[1] == 0.0  # no co-hosted map: no co-hosted traffic
 
 

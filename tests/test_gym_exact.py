@@ -37,7 +37,7 @@ NOT_EXACT: set[str] = set()
 CLASSIC = ("fifo", "fair", "delay", "capacity", "late")
 # the best-baseline rows of docs/leaderboard.md (docs/leaderboard/*-baselines.json and
 # *-hostcap.json, on these three scenarios)
-BEST = ("hybridmr-gate+srpt", "ila", "hybridmr-gate+hostcap", "lao", "hostcap")
+BEST = ("hybridmr-gate+srpt", "ila-gate+sjf", "hybridmr-gate+hostcap", "wfair", "hostcap")
 # xdist: ILA's training set is cached per process (tests/test_ila.py); its users share one
 ILA_GROUP = pytest.mark.xdist_group("ila")
 

@@ -265,15 +265,14 @@ def test_cli_predict_bad_input_is_one_line(args, expect, capsys):
 
 
 def test_moments_and_maximum_likelihood_predict_sort_on_lee_gpu():
-    # the showcased `mrgym predict --job 1`: Sort beside Crypto; its actual JCT is ~290 s
-    # (seeds 100-103: 280-297 s). Both fits predict it within 10 % (measured 8.3 % and
-    # 7.9 % low); maximum likelihood's fit of ln x weighs the few maps that run alone on
-    # their disk, so its sigma is the wider (0.46 against 0.39)
+    # the showcased `mrgym predict --job 1`: Sort beside Crypto; its actual JCT is ~252 s
+    # (seeds 100-103: 241-266 s). Both fits predict it within 10 % (measured 7.9 % low
+    # each) with map-duration sigmas of the same size (0.29 and 0.28)
     act = np.array([f - a for _, _, _, a, f in (run_sim("lee-gpu", "dl-sched", s).jobs[1]
                                                 for s in range(100, 104))])  # fmt: skip
     mom = predict_job("lee-gpu", 1, range(4), samples=1000, seed=0, scheduler="dl-sched")
     mle = predict_job("lee-gpu", 1, range(4), 1000, 0, "dl-sched", method="mle")
-    assert mom.method == "moments" and mom.model.map.sigma < mle.model.map.sigma
+    assert mom.method == "moments" and mle.method == "mle"
+    assert mom.model.map.sigma == pytest.approx(mle.model.map.sigma, rel=0.2)
     err = {m: abs(jp.prediction.mean / act.mean() - 1) for m, jp in (("mom", mom), ("mle", mle))}
     assert max(err.values()) < 0.1, err
-    assert mom.prediction.std < mle.prediction.std

@@ -55,11 +55,13 @@ def test_a_native_host_pays_no_credit_scheduler_cost():
 
 
 def test_disk_busy_is_iostat_util_not_throughput():
-    """12 Grep maps thrash one disk: its throughput falls below a single stream's
-    (disk_util < 1) while a request is always outstanding (disk_busy 1)."""
+    """12 Grep maps thrash one disk (the previous fit's seek thrash, 0.6149): its
+    throughput falls below a single stream's (disk_util < 1) while a request is always
+    outstanding (disk_busy 1)."""
     host = [{"count": 1, "type": "xen-12core", "vms_per_host": 6}]
     jobs = [{"profile": "grep", "maps": 12, "reduces": 0, "input_mb": 12 * 2000.0}]
-    sim = build_simulation(probes.scenario(probes.cluster(host), jobs), probes.Pinned(), 0)
+    sc = probes.scenario(probes.cluster(host), jobs, params={"disk_thrash": 0.6149})
+    sim = build_simulation(sc, probes.Pinned(), 0)
     h = sim.topo.hosts[0]
     seen = []
 

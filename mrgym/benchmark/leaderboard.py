@@ -23,6 +23,8 @@ from mrgym.benchmark.protocol import (
 from mrgym.benchmark.results import PolicyResult, policy_results, read_json, unclean
 from mrgym.benchmark.stats import PairedDiff, PolicySummary, summarize
 from mrgym.benchmark.tracks import DEFAULT_TRACK, TRACKS, get_track
+from mrgym.benchmark.tracks import LABELS as TRACK_LABELS
+from mrgym.metrics import METRIC
 from mrgym.summary import format_seeds
 
 # relative to the source checkout (:func:`in_checkout`)
@@ -216,9 +218,9 @@ def _protocol() -> list[str]:
         "of its secondary metrics (the first table: 95th-percentile JCT and node+server map "
         "locality).",
         "- **Models.** Every shipped model was trained on the simulator before its "
-        "interference refit (CHANGELOG, Fidelity III: vCPU overcommit, no slow VMs, the "
-        "child JVM's start-up); its row is re-measured on the current one, which it never "
-        "saw in training.",
+        "interference refits (CHANGELOG, Fidelity III: vCPU overcommit, no slow VMs, the "
+        "child JVM's start-up; then the refit on ILA Fig. 2's axis); its row is "
+        "re-measured on the current one, which it never saw in training.",
         "- **Best baseline.** The baseline (models excluded) with the lowest mean of the "
         "track's metric in the table; a policy marked `= X` made X's results on every seed and metric "
         "(to a relative 1e-9: the same schedule) and is left out of the choice.",
@@ -279,7 +281,7 @@ def render_table(
             name += " †"
             cut.append(s.name)
         cells = [_code(name), s.kind, str(s.samples)]
-        cells += [_num(s.means.get(k), COLUMN_FORMAT.get(k, ",.1f")) for k in keys]
+        cells += [_num(s.means.get(k), column_format(k)) for k in keys]
         cells.append("best baseline" if s.best else _diff(s.diff))
         if commands:
             cells.append(f"`{_code(r.command)}`")
@@ -292,40 +294,27 @@ def render_table(
     missing = [s.name for s in summaries if s.means.get(t.metric) is None]
     if missing:
         lines.append(
-            f"\n{', '.join(missing)}: no {t.title} in its result file (made before the "
-            "tracks); rerun it to rank it here."
+            f"\n{', '.join(missing)}: no {t.title} (a result file made before the "
+            "tracks, or no job finished); a file made before them ranks here once rerun."
         )
     if best is None:
         lines.append("\nNo baseline in this table: no paired difference.")
     return "\n".join(lines)
 
 
-#: Column headers of the metrics the tables show; formats other than one decimal.
-COLUMN_LABEL = {
-    "mean_jct_s": "mean JCT (s)",
-    "p95_jct_s": "p95 JCT (s)",
-    "local_frac": "node+server local",
-    "makespan_s": "makespan (s)",
-    "throughput_jobs_per_h": "jobs/h",
-    "slot_utilization": "slot util.",
-    "jct_locality_s": "JCT + locality charge (s)",
-    "locality_value": "locality value",
-    "rms_slowdown": "RMS slowdown",
-    "p90_slowdown": "p90 slowdown",
-    "jain_slowdown": "Jain (slowdowns)",
-}
-COLUMN_FORMAT = {
-    "local_frac": ".3f",
-    "slot_utilization": ".3f",
-    "locality_value": ".3f",
-    "jain_slowdown": ".3f",
-    "rms_slowdown": ".2f",
-    "p90_slowdown": ".2f",
-}
-
-
 def column_label(key: str) -> str:
-    return COLUMN_LABEL.get(key, key)
+    """A table column's header: a track metric's (:data:`~mrgym.benchmark.tracks.LABELS`),
+    else the metric's ``mrgym compare`` column."""
+    if key in TRACK_LABELS:
+        return TRACK_LABELS[key][0]
+    return METRIC[key].column or METRIC[key].label
+
+
+def column_format(key: str) -> str:
+    """A value's format: three decimals for a 0..1 value, the track's own, else one."""
+    if key in TRACK_LABELS:
+        return TRACK_LABELS[key][1]
+    return ".3f" if METRIC[key].bounded else ",.1f"
 
 
 def _sort(s: PolicySummary, key: str = "mean_jct_s") -> float:

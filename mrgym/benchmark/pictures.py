@@ -12,7 +12,7 @@ from mrgym.pareto import pareto_front
 
 #: (y metric, axis label, maximized): the picture's two panels, x is mean JCT
 PANELS = (
-    ("rms_slowdown", "RMS slowdown (fairness track; lower is better)", False),
+    ("rms_slowdown", "RMS slowdown (fairness track; log scale; lower is better)", False),
     ("locality_value", "mean locality value of the maps (higher is better)", True),
 )
 
@@ -58,7 +58,11 @@ def plot_tracks(results: Sequence[PolicyResult], scenario: str, path: str | Path
         ax.plot([p[1] for p in on], [sign * p[2] for p in on], "k--", lw=1, label="Pareto front")
         for name, x, y, _ in on:
             ax.annotate(name, (x, sign * y), fontsize=7, xytext=(4, 3), textcoords="offset points")
-        ax.set_xlabel("mean JCT (s; lower is better)")
+        # log axes: a FIFO at 10x the best's JCT would squash every other point
+        ax.set_xscale("log")
+        if not maximize:
+            ax.set_yscale("log")
+        ax.set_xlabel("mean JCT (s, log scale; lower is better)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)

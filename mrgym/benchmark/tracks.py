@@ -110,8 +110,16 @@ TRACKS: dict[str, Track] = {
 }
 DEFAULT_TRACK = "jct"
 
-#: Per-seed metrics the tracks add to a result file (beside protocol.METRIC_KEYS' others).
-TRACK_KEYS = ("jct_locality_s", "locality_value", "rms_slowdown", "p90_slowdown", "jain_slowdown")
+#: Per-seed metrics the tracks add to a result file (beside protocol.METRIC_KEYS' others):
+#: key -> (its table header, its format)
+LABELS = {
+    "jct_locality_s": ("JCT + locality charge (s)", ",.1f"),
+    "locality_value": ("locality value", ".3f"),
+    "rms_slowdown": ("RMS slowdown", ".2f"),
+    "p90_slowdown": ("p90 slowdown", ".2f"),
+    "jain_slowdown": ("Jain (slowdowns)", ".3f"),
+}
+TRACK_KEYS = tuple(LABELS)
 
 
 def get_track(name: str) -> Track:
