@@ -8,6 +8,7 @@ environment, so that the environment can compute its reward."""
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import replace
 
 from mrgym import registry
@@ -31,8 +32,10 @@ def isolated_jct(
 ) -> dict[int, float]:
     """Each job's JCT when it runs alone on the cluster (submitted at time 0), keyed by job
     id: the denominator of :func:`mrgym.metrics.slowdowns`.  One simulation per job."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+    # numpy integers too, as the runner's seeds (a bool is no seed)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**63:
         raise ValueError(f"seed: expected an integer >= 0 and < 2**63, got {seed!r}")
+    seed = int(seed)
     sc = load_scenario(scenario)
     # the episode's jobs, in id (submission) order, as the simulator draws them
     specs = [j.spec for j in Simulation(sc, _scheduler(scheduler), seed).view.all_jobs]

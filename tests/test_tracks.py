@@ -160,3 +160,14 @@ def test_degenerate_policies_rank_low_on_every_track():
     # the starved job: ~3000 s against a reference of tens of seconds
     assert all(x > 3 * y for x, y in zip(starve["rms_slowdown"], fair["rms_slowdown"]))
     assert all(x < y for x, y in zip(starve["jain_slowdown"], fair["jain_slowdown"]))
+
+
+def test_the_reference_jct_is_each_job_alone_and_checks_its_seed():
+    """lee-gpu's two jobs alone under fair; a numpy seed is a seed, a bool is not."""
+    from mrgym.reference import isolated_jct
+
+    ref = reference_jct("lee-gpu", 3)
+    assert sorted(ref) == [0, 1] and all(v > 0 for v in ref.values())
+    assert isolated_jct("lee-gpu", "fair", np.int64(3)) == ref
+    with pytest.raises(ValueError, match="seed: expected an integer >= 0"):
+        isolated_jct("lee-gpu", "fair", True)
