@@ -19,7 +19,7 @@ import numpy as np
 from mrgym import registry
 from mrgym.config import Scenario, load_scenario
 from mrgym.metrics import TaskRecord, episode_metrics, task_log
-from mrgym.reference import REFERENCE_SCHEDULER, isolated_jct, reference_jct  # noqa: F401
+from mrgym.reference import isolated_jct  # noqa: F401  (mrgym.runner.isolated_jct, as before)
 from mrgym.sim.scheduler import Scheduler
 from mrgym.sim.simulation import Simulation
 

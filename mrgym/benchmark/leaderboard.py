@@ -317,7 +317,7 @@ def column_format(key: str) -> str:
     return ".3f" if METRIC[key].bounded else ",.1f"
 
 
-def _sort(s: PolicySummary, key: str = "mean_jct_s") -> float:
+def _sort(s: PolicySummary, key: str) -> float:
     v = s.means.get(key)
     return 0.0 if v is None else v
 

@@ -17,16 +17,9 @@ PANELS = (
 )
 
 
-def front_names(results: Sequence[PolicyResult], key: str, maximize: bool) -> list[str]:
-    """The policies on the Pareto front of (mean JCT, ``key``): nothing else is at least
-    as good on both with one strictly better.  Duplicates (``= X``) and policies without
-    the metric are left out; truncated runs too, since their JCT counts fewer jobs."""
-    pts = _points(results, key, maximize)
-    return [pts[i][0] for i in pareto_front([(x, y) for _, x, y, _ in pts])]
-
-
 def _points(results: Sequence[PolicyResult], key: str, maximize: bool) -> list[tuple]:
-    """(name, mean JCT, y to minimize, kind) per policy that has both values."""
+    """(name, mean JCT, y to minimize, kind) per policy that has both values; duplicates
+    (``= X``) and truncated runs (their JCT counts fewer jobs) left out."""
     out = []
     for s in summarize(results)[0]:
         x, y = s.means.get("mean_jct_s"), s.means.get(key)
@@ -43,7 +36,8 @@ def plot_tracks(results: Sequence[PolicyResult], scenario: str, path: str | Path
     for ax, (key, label, maximize) in zip(fig.subplots(1, 2), PANELS, strict=True):
         pts = _points(results, key, maximize)
         sign = -1.0 if maximize else 1.0
-        front = set(front_names(results, key, maximize))
+        # the Pareto front: nothing else at least as good on both, one strictly better
+        front = {pts[i][0] for i in pareto_front([(x, y) for _, x, y, _ in pts])}
         for kind, marker, color in (("baseline", "o", "tab:blue"), ("model", "^", "tab:orange")):
             mine = [p for p in pts if p[3] == kind]
             ax.scatter(
