@@ -250,19 +250,40 @@ _HOST = {"type": "opteron-2core"}
 _SLOTS = {"map_slots": 2, "reduce_slots": 2}
 
 
-def design(name: str, base: str = "hybrid48") -> dict[str, Any]:
+# §IV, Benchmarks: "For transactional workloads, we use three representative applications:
+# (i) RUBiS [28] ...; (ii) TPC-W [32] ...; and (iii) Olio [26]": one instance of each
+INTERACTIVE_APPS = 3
+
+
+def design(
+    name: str, base: str = "hybrid48", apps: int | None = INTERACTIVE_APPS, in_vm: bool = True
+) -> dict[str, Any]:
     """Overrides for §IV's cross-platform comparison (Fig. 9(b)-(c)) on ``base``'s workload:
-    ``native`` (24 native PMs), ``virtual`` (12 PMs x 2 VMs, each PM with its interactive
-    VM) or ``hybrid`` (12 native PMs + 6 PMs x 2 VMs).  All three have 24 Hadoop workers."""
+    ``native`` (24 native PMs), ``virtual`` (12 PMs x 2 VMs) or ``hybrid`` (12 native PMs +
+    6 PMs x 2 VMs).  All three have 24 Hadoop workers (§IV: "a 24-node native Hadoop
+    cluster", "a 24-node virtual cluster (hosted on 12 PMs, each PM contain 2 VMs)", "a
+    24-node hybrid cluster, consisting of 12 PMs + 12 VMs (consolidated on 6 PMs with 2 VMs
+    each)"); a Xen PM also has the split architecture's DataNode VM (§II: "We adopt this
+    split Hadoop architecture in this paper"; the scenario's ``hdfs.split_architecture``).
+
+    The workload mix is the same in every design (§IV: "the workload mix is scheduled on"
+    each): ``apps`` interactive applications (RUBiS, TPC-W, Olio: one each), on the virtual
+    servers, one per Xen PM (§III.A: "the interactive applications by default are assigned
+    to the virtual cluster"; Algorithm 2, lines 2-3); ``None``: one on every Xen PM.  The
+    Native design runs none: the model runs interactive services only in VMs of a Xen host.
+
+    ``in_vm``: an application runs inside its PM's two Hadoop VMs (§IV: "each PM contain 2
+    VMs"; "migrate the collocated map/reduce tasks from the VMs running RUBiS and TPC-W").
+    The model's interactive service is a VM of its own, so the two Hadoop VMs of its PM keep
+    what is left of their vCPUs: (2 x 1 - the service's vCPUs) / 2 each, and the PM's vCPUs
+    stay its 2 VMs' 2.  ``False``: the application is a third VM beside them (the PM's
+    vCPUs then exceed its cores)."""
+    if apps is not None and apps < 0:
+        raise ValueError(f"hybridmr design apps: expected >= 0 or None, got {apps!r}")
+    interactive = _interactive(base)
     native = {**_HOST, "native": True, "pool": NATIVE, "racks": [0], "vm": dict(_SLOTS)}
-    virtual = {
-        **_HOST,
-        "vms_per_host": 2,
-        "pool": VIRTUAL,
-        "racks": [1],
-        "vm": {"vcpus": 1, **_SLOTS},
-        "interactive": _interactive(base),
-    }
+    virtual = {**_HOST, "vms_per_host": 2, "pool": VIRTUAL, "racks": [1]}
+    virtual["vm"] = {"vcpus": 1, **_SLOTS}
     groups = {
         "native": [{**native, "count": 24}],
         "virtual": [{**virtual, "count": 12}],
@@ -270,9 +291,28 @@ def design(name: str, base: str = "hybrid48") -> dict[str, Any]:
     }
     if name not in groups:
         raise ValueError(f"hybridmr design: expected one of {sorted(groups)}, got {name!r}")
-    hosts = groups[name]
+    hosts = []
+    for g in groups[name]:
+        if g.get("native"):
+            hosts.append(g)
+            continue
+        k = g["count"] if apps is None else min(apps, g["count"])
+        if k:
+            web = {**g, "count": k, "interactive": dict(interactive)}
+            if in_vm:
+                n = g["vms_per_host"]
+                vcpus = (n * g["vm"]["vcpus"] - interactive["vcpus"]) / n
+                if vcpus <= 0:
+                    raise ValueError(
+                        f"hybridmr design: an interactive VM of {interactive['vcpus']} vCPUs "
+                        f"leaves nothing of {n} VMs x {g['vm']['vcpus']} vCPU"
+                    )
+                web["vm"] = {**g["vm"], "vcpus": vcpus}
+            hosts.append(web)
+        if g["count"] > k:
+            hosts.append({**g, "count": g["count"] - k})
     if name != "hybrid":
-        hosts[0]["racks"] = [0]
+        hosts = [{**g, "racks": [0]} for g in hosts]
     return {"cluster.hosts": hosts, "cluster.racks": 1 if name != "hybrid" else 2}
 
 

@@ -64,9 +64,9 @@ Choices where the thesis is silent, and deviations:
 * Eq. 4.4 ranks slots strictly: a host type measured 1 % slower than another of as many
   slots already has Pref ≈ 0.5, so a job whose rates differ only by measurement noise
   waits up to half of ``max_delay`` for the faster type. Implemented as written; on
-  lee-gpu Sort calibrates at 0.94x on cg1 and declines its slots, which costs it 10 ± 4 %
-  of JCT against the fair comparator over 10 seeds (the thesis: Sort finished earlier;
-  claim ``lee-ps-jct``). Crypto gains 34 ± 3 % (the thesis: about 30 %).
+  lee-gpu Sort's calibration maps, run beside Crypto's, measure one of the two identical
+  nodes faster at random, so Sort declines the other one's slots; where it picks cg1, as
+  Crypto does, both jobs crowd one node (claim ``lee-ps-jct`` gives the measured JCTs).
 * The gym loop replays ``run_sim`` exactly (``job_slots`` >= the active jobs,
   ``work_conserving=False`` so that Algorithm 2's declines stay legal): launches name the
   job only, and reduces follow the fair order.

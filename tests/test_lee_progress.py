@@ -24,6 +24,7 @@ from baselines.lee_progress import (
 )
 from mrgym import registry
 from mrgym.config import load_scenario
+from mrgym.reproduce.claims.lee_progress import lee_run, ps_overrides, ps_scenario, ps_setup
 from mrgym.sim.simulation import Simulation
 
 NAMES = {
@@ -47,8 +48,8 @@ def _same(a: dict, b: dict) -> bool:
     return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
-def _jct(sched, seed: int) -> dict[str, float]:
-    r = mrgym.run_sim("lee-gpu", sched, seed)
+def _jct(sched, seed: int, scenario="lee-gpu") -> dict[str, float]:
+    r = mrgym.run_sim(scenario, sched, seed)
     return {name: fin - arr for _, name, _, arr, fin in r.jobs}
 
 
@@ -130,22 +131,55 @@ def test_calibration_measures_the_gpu_affinity():
 @pytest.mark.xfail(
     strict=True,
     reason="validation not reproduced on the calibrated model (claim lee-ps-jct): Crypto's "
-    "gain is 0.13 over seeds 0-2 (0.03, 0.14, 0.23; 0.14 over 10 seeds), the thesis ~0.30",
+    "gain is -0.11 over seeds 0-2 (0.00, 0.06, -0.39; -0.14 over 10 seeds), the thesis ~0.30; "
+    "the seeds split on which node Sort's one-map calibration measures faster",
 )
 def test_progress_share_speeds_the_accelerable_job_on_lee_gpu():
-    """§4.4.2 (Fig. 4.11, third bars): Crypto ~30 % faster than under the fair scheduler.
-    Sort is measured 4 % slower over 10 seeds (the thesis: not slower; the reason is
-    in mrgym/reproduce/claims/lee_progress.py): the stated tolerance is 20 % on seeds 0-2."""
+    """§4.4.2 (Fig. 4.11, third bars): Crypto ~30 % faster than under the fair scheduler,
+    on the claims' scenario (lee-gpu, Sort with Hadoop's 3 reduces). Sort is measured 23 %
+    slower over seeds 0-2 (the thesis: not slower; the reason is in
+    mrgym/reproduce/claims/lee_progress.py): the stated tolerance is 20 % on seeds 0-2."""
     seeds = range(3)
-    ps = [_jct(ProgressShareScheduler(), s) for s in seeds]
-    fair = [_jct(LeeFairScheduler(), s) for s in seeds]
+    sc = ps_scenario()
+    ps = [_jct(ProgressShareScheduler(), s, sc) for s in seeds]
+    fair = [_jct(LeeFairScheduler(), s, sc) for s in seeds]
     gain = np.mean([1 - p["crypto"] / f["crypto"] for p, f in zip(ps, fair)])
     sort = np.mean([p["sort"] / f["sort"] - 1 for p, f in zip(ps, fair)])
     assert 0.2 <= gain <= 0.45  # the thesis: ~0.30
-    assert sort <= 0.20  # 0.03 measured
+    assert sort <= 0.20  # 0.23 measured
     # the heterogeneity-unaware ablation (CR equal on every type) gains nothing
-    blind = [_jct(ProgressShareScheduler(aware=False), s) for s in seeds]
+    blind = [_jct(ProgressShareScheduler(aware=False), s, sc) for s in seeds]
     assert np.mean([b["crypto"] / f["crypto"] for b, f in zip(blind, fair)]) > 0.95
+
+
+# -- the claims' scenario and measurement (mrgym/reproduce/claims/lee_progress.py) ----------
+def test_claim_scenario_is_lee_gpu_with_hadoops_sort_reduces():
+    """Sort's reduces: Hadoop 0.20.2's Sort example, (int) (0.9 x 4 reduce slots) = 3; the
+    rest is lee-gpu. The setup lists every job size with its source."""
+    base, sc = load_scenario("lee-gpu"), ps_scenario()
+    assert ps_overrides() == {"workload.jobs.1.reduces": 3}
+    assert [j.name for j in sc.workload.jobs] == ["crypto", "sort"]
+    assert sc.workload.jobs[1].reduces == 3
+    assert sc.model_dump(exclude={"workload"}) == base.model_dump(exclude={"workload"})
+    assert sc.workload.jobs[0] == base.workload.jobs[0]
+    setup = {s.what: s for s in ps_setup()}
+    assert "jobs" not in setup  # lee-gpu's unsourced summary, replaced
+    assert setup["workload.jobs.1.reduces"].value == "3"
+    assert setup["workload.jobs.1.reduces"].source.kind == "Hadoop default"
+    assert setup["workload.jobs.1.maps"].value == "64"
+    assert "2 GB/node" in setup["workload.jobs.1.maps"].source.ref
+    assert setup["workload.jobs.0.maps"].source.ref.startswith("UNSOURCED")
+
+
+def test_claim_shares_span_both_jobs_pending_maps():
+    """PS is averaged until the first job launches its last map (Fig. 4.6: 'drawn only to
+    the point at which there are enough tasks to schedule'), not over its reduce phase."""
+    r = lee_run("lee-fair", 0)
+    assert r.span == min(r.last.values()) < min(r.jct.values())
+    assert all(sum(n.values()) == 64 for n in r.maps.values())
+    assert all(0.0 < v < 1.0 for v in r.ps.values())
+    assert sum(r.ps.values()) <= 1.0 + 1e-9
+    assert all(0.0 < v <= 4 for v in r.slots.values())
 
 
 def test_lee_fair_is_algorithm1_with_the_thesis_waits():

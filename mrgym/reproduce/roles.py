@@ -74,6 +74,9 @@ _VALIDATION = (
     "ila-table5",
     "ila-scalability",
     "ila-fig12",
+    # lsap §IV.D Fig. 8 runs Hadoop on a real cluster (rand-sched vs dl-sched), not lsap
+    # §III.B's snapshot model: a simulator claim
+    "lsap-fig8",
     "pna-jct",
     "pna-table3",
     "hybridmr-fig6a",

@@ -358,9 +358,9 @@ def ila_table1(seeds: list[int], out: Path) -> Result:
 # --- classic baselines on ila72 ---------------------------------------------------------
 
 
-CLASSIC = ("fifo", "fair", "delay", "late", "capacity", "dl-sched")
-RANDS = (0.3, 0.5, 1.0)  # rand-sched's randomness
-CLASSIC_ALL = (*CLASSIC, *(f"rand-{x}" for x in RANDS))
+# lsap Fig. 8's rand-sched against dl-sched is claim lsap-fig8, on lsap's own cluster and
+# input-sink job (§IV.D-E), not on ILA's cluster and mix
+CLASSIC_ALL = ("fifo", "fair", "delay", "late", "capacity")
 
 
 def _classic_runs(seeds: list[int], quick: bool = False) -> tuple[dict, dict, dict]:
@@ -372,10 +372,7 @@ def _classic_runs(seeds: list[int], quick: bool = False) -> tuple[dict, dict, di
     for seed in seeds:
         for s in CLASSIC_ALL:
             # cached: ILA's own claims run Fair, Delay, LATE and Capacity on the same seeds
-            if s.startswith("rand-"):
-                m = ila72_run("rand-sched", seed, quick, randomness=float(s[5:])).metrics
-            else:
-                m = ila72_run(s, seed, quick).metrics
+            m = ila72_run(s, seed, quick).metrics
             jct[s].append(m["mean_jct_s"])
             small[s].append(m["mean_jct_by_class_s"]["small"])
             node[s].append(m["map_locality"]["node"] + m["map_locality"]["server"])
@@ -389,13 +386,6 @@ def classic_checks(mean: dict[str, dict[str, float]]) -> dict[str, bool]:
         "FIFO small-job JCT > 1.5x Fair": mean["small"]["fifo"] > 1.5 * mean["small"]["fair"],
         "fair/delay/late/capacity mean JCT within ±25 % of Fair": all(
             abs(mean["jct"][s] / mean["jct"]["fair"] - 1) <= 0.25 for s in ILA_SCHEDULERS
-        ),
-        "rand-sched: locality falls and JCT rises with randomness vs dl-sched": (
-            mean["loc"]["dl-sched"]
-            > mean["loc"]["rand-0.3"]
-            > mean["loc"]["rand-0.5"]
-            > mean["loc"]["rand-1.0"]
-            and mean["jct"]["rand-1.0"] > mean["jct"]["dl-sched"]
         ),
     }
 
@@ -411,7 +401,7 @@ def checks_verdict(checks: dict[str, bool]) -> str:
 def _classic_plot(seeds: list[int], jct: dict, small: dict, node: dict, out: Path) -> Path:
     plt = pyplot()
     fig, axs = plt.subplots(1, 3, figsize=(12, 3.8))
-    labels = [s.replace("rand-", "rand ") for s in CLASSIC_ALL]
+    labels = list(CLASSIC_ALL)
     for ax, (d, ttl, sc) in zip(
         axs,
         (
@@ -436,11 +426,11 @@ def _classic_plot(seeds: list[int], jct: dict, small: dict, node: dict, out: Pat
     paper="ila",
     key="ila-classic",
     setup=ila_setup.ila72_setup,
-    where="§5.2 Fig. 5-7; lsap §IV.D Fig. 8; delay scheduling [26]",
+    where="§5.2 Fig. 5-7; delay scheduling [26]",
     what="classic baselines on ila72: Delay > Fair locality, FIFO blocks small jobs, "
-    "interference-oblivious schedulers perform alike, rand-sched loses locality and JCT",
+    "interference-oblivious schedulers perform alike",
     paper_value="Delay 75 % vs PureFair 55 % local (Fig. 7); oblivious schedulers 'had similar "
-    "performance' (Fig. 5-6); rand-sched slowdown grows with randomness (lsap Fig. 8)",
+    "performance' (Fig. 5-6)",
     default_seeds=3,
 )
 def ila_classic(seeds: list[int], out: Path, quick: bool = False) -> Result:
@@ -456,20 +446,16 @@ def ila_classic(seeds: list[int], out: Path, quick: bool = False) -> Result:
         f"local (node+server) Delay {fmt(node['delay'], 100)} % vs Fair {fmt(node['fair'], 100)} %; "
         f"small-job JCT FIFO/Fair {fmt(fifo_small, 1, 2)}x; mean JCT vs Fair (per-seed ratio) "
         + ", ".join(f"{LABEL[s]} {fmt(vs_fair[s], 1, 2)}x" for s in ILA_SCHEDULERS[1:])
-        + f"; dl-sched {fmt(node['dl-sched'], 100)} % local -> rand-sched 0.3/0.5/1.0 "
-        + "/".join(f"{ci(node[f'rand-{x}'])[0] * 100:.0f}" for x in RANDS)
-        + " % local; rand-sched(1.0)/dl-sched mean JCT "
-        + fmt([a / b for a, b in zip(jct["rand-1.0"], jct["dl-sched"])], 1, 2)
-        + "x"
     )
     why = (
         "Criteria (all must hold for 'reproduced', all but one for 'same direction'): "
         + "; ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in checks.items())
     )
     why += (
-        ". Per-seed ratios to Fair / dl-sched of the same seed (common random numbers). "
-        "Directions only: the papers give these as orderings (ILA Fig. 5-7, lsap Fig. 8 on a "
-        "real cluster with an input-sink job); magnitudes of Fig. 7 are the ila-fig7 row."
+        ". Per-seed ratios to Fair of the same seed (common random numbers). Directions "
+        "only: the papers give these as orderings (ILA Fig. 5-7); magnitudes of Fig. 7 are "
+        "the ila-fig7 row, and lsap Fig. 8's rand-sched (an input-sink job on lsap's own "
+        "cluster) is the lsap-fig8 row."
     )
     path = _classic_plot(seeds, jct, small, node, out)
     data = {"jct": jct, "small_jct": small, "local": node, **{"checks": checks}}
