@@ -229,3 +229,23 @@ def test_neighbour_r2_tells_a_function_of_the_features_from_noise():
     assert T.neighbour_r2(smooth, io) > 0.8
     noise = made(rng.lognormal(0.0, 0.5, 600))
     assert T.neighbour_r2(noise, rows) < 0.05
+
+
+def test_cpu_sum_r2_finds_an_exponential_in_the_cpu_use_and_nothing_else():
+    """Table 5's diagnostic: S an exponential in c_u + c_a is recovered held out (R² near
+    1); S that depends only on an I/O metric is not (R² near or below 0)."""
+    from baselines.ila import cpu_sum_r2
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(400, len(FEATURES)))
+    u = X[:, FEATURES.index("c_u")] + X[:, FEATURES.index("c_a")]
+    profile = np.repeat(np.array(T.TABLE3), 40)
+    io = np.isin(profile, IO)
+
+    def made(y):
+        return T.TrainingSet(X, y, profile, io, np.ones(400, dtype=int))
+
+    cpu = made(1.0 + 0.05 * np.exp(2.5 * u))
+    assert cpu_sum_r2(*cpu.split(0.3, 0)) > 0.99
+    disk = made(1.0 + 2.0 * X[:, FEATURES.index("io_u")] ** 2)
+    assert cpu_sum_r2(*disk.split(0.3, 0)) < 0.05

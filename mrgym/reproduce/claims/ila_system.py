@@ -60,18 +60,22 @@ def ila_table5(seeds: list[int], out: Path, quick: bool = False) -> Result:
         "'exponential-sse' row: it bends to the heavy tail)."
     )
     if verdict != "reproduced":
-        top = {k: [r["ceiling"][k] for r in runs] for k in ("r2", "r2_io", "r2_cpu", "control")}
+        top = [r["ceiling"]["r2"] for r in runs]
+        ctl = [r["ceiling"]["control"] for r in runs]
+        fit = [r["exponential"]["r2_fit"] for r in runs]
+        one = [r["cpu_sum"] for r in runs]
         why += (
-            " Why not: the features do not determine S. A leave-one-out 5-nearest-neighbour "
-            "mean over the same profile's rows (a flexible function of Table 2's 11 "
-            f"features, no shape assumed) explains R² {fmt(top['r2'], digits=2)} overall, "
-            f"I/O {fmt(top['r2_io'], digits=2)}, CPU {fmt(top['r2_cpu'], digits=2)}, where "
-            "it recovers R² "
-            f"{fmt(top['control'], digits=2)} on the same rows with S replaced by the "
-            "exponential model's fit to them (a function of the features): the fitted "
-            "disk thrash makes a busy disk's throughput fall as its streams grow (the "
-            "ila-fig2 row), so the background's read/write rates and %util read the same "
-            "for a few streams as for many, whose S differ several-fold."
+            " Why not: the exponential underfits. On its own training rows it explains R² "
+            f"{fmt(fit, digits=2)}, no more than held out, and a one-input exponential in "
+            f"the background's CPU use (c_u + c_a) explains R² {fmt(one, digits=2)} held "
+            "out, as much as the eleven inputs: the model's S is mostly the credit "
+            "scheduler's over-commit cliff past the 10 cores (credit_overcommit, stage C), "
+            "whose height also varies with which applications are co-hosted, which one "
+            "additive exponent per equation cannot follow. A leave-one-out 5-nearest-"
+            f"neighbour mean over the same profile's rows gives R² {fmt(top, digits=2)}, "
+            f"but only {fmt(ctl, digits=2)} when S is an exact function of the features "
+            "(the exponential's own fit): in 11 dimensions it is too weak to bound what "
+            "the features explain."
         )
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.4))
