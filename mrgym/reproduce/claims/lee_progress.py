@@ -216,7 +216,7 @@ def ps_jct_verdict(gain: float, sort: float) -> str:
 
 
 def _mean(fn, seeds: list[int]) -> float:
-    return float(np.mean([fn(sd) for sd in seeds])) if seeds else float("nan")
+    return float(_per_seed(fn, seeds).mean()) if seeds else float("nan")
 
 
 def _gpu_sort(seeds: list[int]) -> list[int]:

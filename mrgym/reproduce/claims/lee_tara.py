@@ -403,6 +403,42 @@ def _sensitivity_plot(hist: dict[tuple, list], chosen_k: tuple, out: Path) -> Pa
     return save_pyplot(fig, out, "lee-tara-ga-sensitivity")
 
 
+def _best_at(hist: dict[tuple, list], k: tuple, gen: int) -> list[float]:
+    """Best predicted JCT per seed of setting ``k`` after generation ``gen``."""
+    return [h[gen][2] for h in hist[k]]
+
+
+def _ranked(hist: dict[tuple, list], threads: int) -> tuple[dict, dict]:
+    """Per setting, the best JCT per seed at the deadline on ``threads``, and its mean."""
+    b = {k: _best_at(hist, k, _deadline_gens(*k, threads)) for k in GRID}
+    return b, {k: ci(v)[0] for k, v in b.items()}
+
+
+def _sensitivity_notes(hist: dict[tuple, list], m: dict, chosen_k: tuple, fig_gens: int) -> str:
+    """What else the thesis says, measured (not the verdict): Fig. 3.5's own axis, the
+    quad-core clock, and each setting's gain over the second half of the deadline."""
+    eq = {k: ci(_best_at(hist, k, fig_gens))[0] for k in GRID}
+    why = (
+        f" On Fig. 3.5's axis, after {fig_gens} generations (what (100, 10 %) completes by "
+        "the deadline): " + ", ".join(f"{_label(k)} {eq[k]:.0f} s" for k in GRID) + "."
+    )
+    _, mq = _ranked(hist, THREADS_QUAD)
+    topq = min(mq, key=mq.get)
+    why += (
+        f" With {THREADS_QUAD} at once (§3.3.2's quad-core servers; "
+        + ", ".join(f"{_label(k)} {_deadline_gens(*k, THREADS_QUAD)}" for k in GRID)
+        + " generations): "
+        + ", ".join(f"{_label(k)} {mq[k]:.0f} s" for k in GRID)
+        + f"; best {_label(topq)}, (100, 10 %) {100 * (mq[chosen_k] / mq[topq] - 1):+.1f} %."
+    )
+    half = DEADLINE_S // 2
+    late = {k: ci(_best_at(hist, k, _deadline_gens(*k, limit_s=half)))[0] - m[k] for k in GRID}
+    return why + (
+        f" Gain over the second half of the 60 s (best at {half} s − at "
+        f"{DEADLINE_S} s): " + ", ".join(f"{_label(k)} {late[k]:.0f} s" for k in GRID) + "."
+    )
+
+
 @claim(
     paper="lee",
     key="lee-tara-ga-sensitivity",
@@ -447,15 +483,7 @@ def tara_sensitivity(seeds: list[int], out: Path) -> Result:
         gens = max(_deadline_gens(pop, rate), fig_gens)
         hist[(pop, rate)] = [_search(s, pop, rate, gens)["history"] for s in seeds]
 
-    def at(k: tuple, gen: int) -> list[float]:
-        """Best predicted JCT per seed after generation ``gen``."""
-        return [h[gen][2] for h in hist[k]]
-
-    def ranked(threads: int) -> tuple[dict, dict]:
-        b = {k: at(k, _deadline_gens(*k, threads)) for k in GRID}
-        return b, {k: ci(v)[0] for k, v in b.items()}
-
-    best, m = ranked(THREADS)
+    best, m = _ranked(hist, THREADS)
     top = min(m.values())
     chosen = m[chosen_k]
     verdict = (
@@ -482,26 +510,7 @@ def tara_sensitivity(seeds: list[int], out: Path) -> Result:
         + "; ".join(f"{_label(k)} {', '.join(f'{x:.0f}' for x in best[k])} s" for k in GRID)
         + "."
     )
-    # what else the thesis says, measured (not the verdict)
-    eq = {k: ci(at(k, fig_gens))[0] for k in GRID}
-    why += (
-        f" On Fig. 3.5's axis, after {fig_gens} generations (what (100, 10 %) completes by "
-        "the deadline): " + ", ".join(f"{_label(k)} {eq[k]:.0f} s" for k in GRID) + "."
-    )
-    _, mq = ranked(THREADS_QUAD)
-    topq = min(mq, key=mq.get)
-    why += (
-        f" With {THREADS_QUAD} at once (§3.3.2's quad-core servers; "
-        + ", ".join(f"{_label(k)} {_deadline_gens(*k, THREADS_QUAD)}" for k in GRID)
-        + " generations): "
-        + ", ".join(f"{_label(k)} {mq[k]:.0f} s" for k in GRID)
-        + f"; best {_label(topq)}, (100, 10 %) {100 * (mq[chosen_k] / mq[topq] - 1):+.1f} %."
-    )
-    late = {k: ci(at(k, _deadline_gens(*k, limit_s=DEADLINE_S // 2)))[0] - m[k] for k in GRID}
-    why += (
-        f" Gain over the second half of the 60 s (best at {DEADLINE_S // 2} s − at "
-        f"{DEADLINE_S} s): " + ", ".join(f"{_label(k)} {late[k]:.0f} s" for k in GRID) + "."
-    )
+    why += _sensitivity_notes(hist, m, chosen_k, fig_gens)
     if verdict != "reproduced":
         above = [_label(k) for k in GRID if m[k] > chosen]
         below = [_label(k) for k in GRID if m[k] < chosen]

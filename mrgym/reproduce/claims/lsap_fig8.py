@@ -45,6 +45,7 @@ NODES = 10  # §IV.E.1: "Single-cluster deployments use 10 nodes in cluster Indi
 SLOTS = 2  # §IV.C: "the default Hadoop setting: 2" (mapred.tasktracker.map.tasks.maximum)
 WAVES = 5  # the job's maps = WAVES x the cluster's map slots (the paper gives no size)
 MAPS = WAVES * NODES * SLOTS
+BLOCK_MB = 64  # Hadoop 0.20's dfs.block.size (setup: src.BLOCK)
 PROFILE = "grep"  # input-sink: "mainly reads data from HDFS" (see the module docstring)
 INDIA = "india-8core"
 #: §IV.E.1's nodes; disk and core speed are not in the paper (setup: UNSOURCED)
@@ -78,7 +79,7 @@ def fig8_scenario() -> dict:
                 }
             ],
         },
-        "hdfs": {"block_mb": 64, "replication": 3, "placement": "hadoop-default"},
+        "hdfs": {"block_mb": BLOCK_MB, "replication": 3, "placement": "hadoop-default"},
         "workload": {
             "kind": "jobs",
             "jobs": [{"name": "input-sink", "profile": PROFILE, "maps": MAPS, "reduces": 0}],
@@ -148,7 +149,7 @@ def fig8_setup() -> tuple[Setting, ...]:
         *scenario_setup(fig8_scenario(), keys),
         fixed(
             "workload.jobs.0.maps",
-            f"{MAPS} ({WAVES} waves of the {NODES * SLOTS} map slots; {MAPS * 64 / 1024:g} GB)",
+            f"{MAPS} ({WAVES} waves of the {NODES * SLOTS} map slots; {MAPS * BLOCK_MB / 1024:g} GB)",
             calibrated(
                 "UNSOURCED: §IV.D gives no input size or job count; one job of a few waves "
                 "of the cluster's map slots, chosen before any run"
@@ -213,7 +214,7 @@ NOT_WHY = (
 )
 
 
-def _figure(seeds: list[int], slow: dict, loc: dict, dl_loc: list):
+def _figure(slow: dict, loc: dict):
     fig, ax = figure(7.0, 3.4)
     xs = np.arange(len(RANDOMNESS))
     m = np.array([ci(slow[r]) for r in RANDOMNESS]) * 100
@@ -225,7 +226,7 @@ def _figure(seeds: list[int], slow: dict, loc: dict, dl_loc: list):
     ax2 = ax.twinx()
     lm = [ci(loc[r])[0] * 100 for r in RANDOMNESS]
     ax2.plot(xs, lm, "r-^", label="node-local maps (rand-sched)")
-    ax2.axhline(ci(dl_loc)[0] * 100, color="r", ls=":", lw=1, label="node-local maps (dl-sched)")
+    ax2.axhline(ci(loc["dl"])[0] * 100, color="r", ls=":", lw=1, label="node-local maps (dl-sched)")
     ax2.set_ylabel("node-local maps (%)", color="r")
     ax2.set_ylim(0, 105)
     h1, l1 = ax.get_legend_handles_labels()
@@ -289,7 +290,7 @@ def lsap_fig8(seeds: list[int], out: Path) -> Result:
     )
     if verdict == "not reproduced":
         why += NOT_WHY
-    fig, ax = _figure(seeds, slow, loc, loc["dl"])
+    fig, ax = _figure(slow, loc)
     data = {
         "randomness": list(RANDOMNESS),
         "jct_s": {str(k): v for k, v in jct.items()},
