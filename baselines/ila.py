@@ -88,13 +88,22 @@ from baselines.ila_model import (
     r2,
 )
 from baselines.ila_profile import FEATURES, Demand, TaskProfiler, features, node_info
-from baselines.ila_training import N_COMBOS, TrainingSet, neighbour_r2, training_set
+from baselines.ila_training import (
+    N_COMBOS,
+    TrainingSet,
+    neighbour_r2,
+    training_set,
+    within_profile_r2,
+)
 from mrgym.sim.hdfs import NODE, SERVER
 from mrgym.sim.jobs import PENDING
 from mrgym.sim.scheduler import DECLINE, MAP, Decision, DecisionContext, Scheduler, launch_map
 
 WAITS_S = (0.5, 5.0, 5.0)  # T_0 (node -> server), T_1 (server -> rack), T_2 (rack -> any)
 
+
+#: N_info's columns of a model input row: the server's state, after the task's demand
+STATE = slice(FEATURES.index("c_u"), None)
 
 SMALL_INPUT = 0.01  # eq. 4: "When the input size less than 1% of the block size" -> no delay
 
@@ -292,6 +301,32 @@ class IlaScheduler(Scheduler):
         """:func:`model_accuracy` (the reproduction reaches it through the registry)."""
         return model_accuracy(scenario, test_frac, seed, n_combos)
 
+    @staticmethod
+    def state_r2(
+        observations: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        scenario="ila72",
+        seed: int = 0,
+        n_combos: int = N_COMBOS,
+    ) -> float:
+        """How much of a map's slowdown within its application the server's state at launch
+        (N_info: the eight features after the task's demand) explains
+        (:func:`baselines.ila_training.within_profile_r2`): on ``observations`` (as
+        :meth:`observations` returns them) or, without, on the offline training set of
+        ``scenario``."""
+        if observations is None:
+            ts = training_set(scenario, n_combos=n_combos, seed=seed)
+            observations = ts.X, ts.y, ts.profile
+        X, y, profile = observations
+        return within_profile_r2(np.asarray(X)[:, STATE], y, profile)
+
+    def observations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The online refit's observations so far: the model's input row at each of ILA's
+        own launches, the map's slowdown (duration over its profiled alone time) and its
+        application; None before any (or without the interference model)."""
+        if not self._obs_y:
+            return None
+        return np.array(self._obs_X), np.array(self._obs_y), np.array(self._obs_profile)
+
     # -- state -----------------------------------------------------------------------------
     def reset(self, seed: int | None) -> None:
         # Algorithm 1's thresholds (not ``gate``: that is the Scheduler hook below)
@@ -304,6 +339,7 @@ class IlaScheduler(Scheduler):
         self._launches: list[_Launch] = []
         self._obs_X: list[np.ndarray] = []
         self._obs_y: list[float] = []
+        self._obs_profile: list[str] = []  # each observation's application (diagnostics)
         self._since_refit = 0
         self.n_refits = 0
         self.n_rejected = 0  # requests where IASM/LASM left the slot idle
@@ -357,6 +393,7 @@ class IlaScheduler(Scheduler):
                 continue  # eq. 4's small inputs: time not proportional to F_j (docstring)
             self._obs_X.append(ln.row)
             self._obs_y.append((att.end_s - att.start_s) / (base * task.input_mb))
+            self._obs_profile.append(task.job.profile.name)
             self._since_refit += 1
         self._launches = keep
         if self._since_refit >= self.refit_every:

@@ -470,6 +470,29 @@ def neighbour_r2(ts: TrainingSet, rows: np.ndarray, k: int = 5) -> float:
     return float(1.0 - ((y - pred) ** 2).sum() / ((y - y.mean()) ** 2).sum())
 
 
+def within_profile_r2(X: np.ndarray, y: np.ndarray, profile: np.ndarray, k: int = 5) -> float:
+    """How much of S *within* each application a flexible function of ``X`` explains: R²
+    of a leave-one-out ``k``-nearest-neighbour mean among the rows of the same profile (in
+    standardized feature space), against each profile's own mean rather than the overall
+    one.  Unlike :func:`neighbour_r2`, the spread between applications does not count, so
+    it measures what the features say about one more task of a given job (IASM's
+    question), not which job it is.  Profiles with fewer than ``k + 1`` rows are left out;
+    NaN if no profile has enough."""
+    X, y, profile = np.asarray(X, dtype=float), np.asarray(y, dtype=float), np.asarray(profile)
+    z = (X - X.mean(axis=0)) / (X.std(axis=0) + 1e-12)
+    sse = sst = 0.0
+    for p in np.unique(profile):
+        idx = np.flatnonzero(profile == p)
+        if idx.size <= k:
+            continue
+        for i in idx:
+            peers = idx[idx != i]
+            near = peers[np.argsort(((z[peers] - z[i]) ** 2).sum(axis=1), kind="stable")[:k]]
+            sse += float((y[i] - y[near].mean()) ** 2)
+        sst += float(((y[idx] - y[idx].mean()) ** 2).sum())
+    return 1.0 - sse / sst if sst > 0 else float("nan")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Build ILA's interference training set (§4.1).")
     ap.add_argument("--scenario", default="ila72")

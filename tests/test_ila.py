@@ -435,6 +435,13 @@ def test_ila_refits_online_and_stays_finite(ts, ila_runs):
         assert np.isfinite(s.model.predict_one(x))
     # the observations came from ILA's own finished maps with input
     assert len(obs) <= sum(1 for r in ila_runs[0][0].task_log if r.kind == "map")
+    # ... and name them: a row, a slowdown and an application each
+    X, y, prof = s.observations()
+    assert X.shape == (len(obs), len(s._lo)) and np.array_equal(y, obs)
+    # job names are "<application>-<id>"
+    assert set(prof) <= {job[1].rsplit("-", 1)[0] for job in ila_runs[0][0].jobs}
+    r2 = s.state_r2((X, y, prof))
+    assert np.isnan(r2) or r2 <= 1.0
 
 
 # -- eq. 4's no-delay case: ila-table4's KMeans and Bayes read small inputs (§4.2, §5.2) --

@@ -249,3 +249,26 @@ def test_cpu_sum_r2_finds_an_exponential_in_the_cpu_use_and_nothing_else():
     assert cpu_sum_r2(*cpu.split(0.3, 0)) > 0.99
     disk = made(1.0 + 2.0 * X[:, FEATURES.index("io_u")] ** 2)
     assert cpu_sum_r2(*disk.split(0.3, 0)) < 0.05
+
+
+def test_within_profile_r2_sees_the_state_not_which_application():
+    rng = np.random.default_rng(0)
+    n = 400
+    profile = np.repeat(np.array(["a", "b"]), n // 2)
+    state = rng.uniform(0.0, 1.0, size=(n, 2))
+    offset = np.where(profile == "a", 1.0, 5.0)  # the applications differ a lot
+    # S a smooth function of the state within each application: most of it explained
+    y = offset + 2.0 * state[:, 0] + 0.02 * rng.normal(size=n)
+    assert T.within_profile_r2(state, y, profile) > 0.9
+    # S noise around each application's mean: the state explains nothing (R² near 0 or
+    # below), although the applications' means alone explain most of the overall spread
+    y = offset + rng.normal(size=n)
+    assert T.within_profile_r2(state, y, profile) < 0.1
+    assert (
+        T.neighbour_r2(
+            T.TrainingSet(state, y, profile, profile == "a", np.zeros(n, int)), np.ones(n, bool)
+        )
+        > 0.6
+    )
+    # an application with no more rows than neighbours is left out; none left: NaN
+    assert np.isnan(T.within_profile_r2(state[:5], y[:5], np.array(["c"] * 5)))

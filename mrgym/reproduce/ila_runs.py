@@ -121,6 +121,9 @@ class Run:
     tasks_done: int  # successful map and reduce attempts
     rejected_share: float  # requests the scheduler left idle (ILA's n_rejected / n_decisions)
     metrics: dict  # run_sim's metrics of the episode (ila-classic reads them)
+    # ILA's and IAO's online observations (input row, slowdown, application; see
+    # ``IlaScheduler.observations``), None for other schedulers
+    observations: tuple | None = None
 
 
 _CACHE: dict[tuple, Run] = {}
@@ -167,7 +170,8 @@ def ila72_run(sched: str, seed: int, quick: bool = False, **params) -> Run:
         done = sum(1 for a in sim.attempts if a.outcome == "success")
         sched_ = sim.scheduler
         rejected = getattr(sched_, "n_rejected", 0) / max(1, getattr(sched_, "n_decisions", 0))
-        _CACHE[key] = Run(recs, jobs, last - first, done, rejected, episode_metrics(sim))
+        obs = sched_.observations() if hasattr(sched_, "observations") else None
+        _CACHE[key] = Run(recs, jobs, last - first, done, rejected, episode_metrics(sim), obs)
     return _CACHE[key]
 
 
