@@ -13,7 +13,7 @@ import pytest
 from helpers import RUMEN, needs_rumen
 
 from mrgym import cli
-from mrgym.calibration import probes
+from mrgym.calibration import probes, reach
 from mrgym.calibration import targets as T
 from mrgym.calibration.fit import STAGES, Objective, calibrate, fit_stage, present
 from mrgym.config import load_scenario
@@ -143,3 +143,33 @@ def test_the_docs_show_the_committed_fit() -> None:
     page = (REPO / "docs" / "calibration.md").read_text()
     block = page.split(MARKERS[0], 1)[1].split(MARKERS[1], 1)[0]
     assert block.strip() == markdown(rec).strip()
+
+
+# -- reach: can stage C's box reach ILA's own Fig. 8? -------------------------------------
+def test_reach_points_cover_stage_c_box_as_a_latin_hypercube():
+    pts = reach.points(4)
+    assert [p["cluster.rack_uplink_mbps"] for p in pts] == [1000, 10000, 1000, 10000]
+    for q in STAGES["C"].params:
+        xs = sorted((p[q.name] - q.lo) / (q.hi - q.lo) for p in pts)
+        # one point in each quarter of every range
+        assert [int(x * 4) for x in xs] == [0, 1, 2, 3], q.name
+    assert reach.points(4) == pts  # a fixed design
+
+
+def test_reach_measures_a_point_and_judges_it_by_the_claims_criteria():
+    params = dict(reach.points(1)[0])
+    row = reach.measure((params, (0,), {"workload.scale_maps_to": 300}))
+    for name in ("fair", "ila"):
+        assert set(row[name]) == {"le1.1", "lt1.5", "gt2", "lt2.5", "gt10"}
+        assert all(0.0 <= v <= 1.0 for v in row[name].values())
+        assert row[f"{name}_jct_s"] > 0
+    assert row["ila"]["le1.1"] <= row["ila"]["lt1.5"] <= row["ila"]["lt2.5"]
+    assert row["live_state_r2"] <= 1.0
+    assert row["ila_ok"] == reach.within(row["ila"], T.ILA_FIG8_ILA)
+    # the criteria: the paper's own fractions are within, one 11 points off is not
+    paper = {"le1.1": 0.70, "lt1.5": 0.90, "lt2.5": 0.99}
+    assert reach.within(paper, T.ILA_FIG8_ILA)
+    assert not reach.within({**paper, "le1.1": 0.59}, T.ILA_FIG8_ILA)
+    s = reach.summary([row, row])
+    assert s["points"] == 2 and s["ila_within"] == 2 * row["ila_ok"]
+    assert s["ila_max"]["le1.1"] == row["ila"]["le1.1"]
