@@ -12,7 +12,7 @@ on fixed seeds:
 - how much of ILA's own maps' slowdowns the server's state at launch explains within an
   application (``IlaScheduler.state_r2``, what IASM could know).
 
-``python -m mrgym.calibration.reach --points 200 --out reach.jsonl`` runs it (about 35
+``python -m mrgym.calibration.reach --points 200 --out reach.jsonl`` runs it (32
 minutes on 2 cores) and prints :func:`summary`; docs/calibration.md gives the result.
 """
 
