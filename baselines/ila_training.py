@@ -459,15 +459,27 @@ def neighbour_r2(ts: TrainingSet, rows: np.ndarray, k: int = 5) -> float:
     underestimates a smooth function's R² somewhat, so compare it with the same estimator
     on the same rows when S is a function of their features (``model_accuracy``'s
     control)."""
-    z = (ts.X - ts.X.mean(axis=0)) / (ts.X.std(axis=0) + 1e-12)
     idx = np.flatnonzero(rows)
-    pred = np.empty(idx.size)
-    for n, i in enumerate(idx):
-        peers = idx[(ts.profile[idx] == ts.profile[i]) & (idx != i)]
-        near = peers[np.argsort(((z[peers] - z[i]) ** 2).sum(axis=1), kind="stable")[:k]]
-        pred[n] = ts.y[near].mean()
+    pred = _neighbour_means(_standardized(ts.X), ts.y, ts.profile, idx, k)
     y = ts.y[idx]
     return float(1.0 - ((y - pred) ** 2).sum() / ((y - y.mean()) ** 2).sum())
+
+
+def _standardized(X: np.ndarray) -> np.ndarray:
+    return (X - X.mean(axis=0)) / (X.std(axis=0) + 1e-12)
+
+
+def _neighbour_means(
+    z: np.ndarray, y: np.ndarray, profile: np.ndarray, idx: np.ndarray, k: int
+) -> np.ndarray:
+    """For each row of ``idx``: the mean of ``y`` over its ``k`` nearest rows in ``z``
+    among the other rows of ``idx`` with the same profile (leave one out)."""
+    pred = np.empty(idx.size)
+    for n, i in enumerate(idx):
+        peers = idx[(profile[idx] == profile[i]) & (idx != i)]
+        near = peers[np.argsort(((z[peers] - z[i]) ** 2).sum(axis=1), kind="stable")[:k]]
+        pred[n] = y[near].mean()
+    return pred
 
 
 def within_profile_r2(X: np.ndarray, y: np.ndarray, profile: np.ndarray, k: int = 5) -> float:
@@ -479,16 +491,13 @@ def within_profile_r2(X: np.ndarray, y: np.ndarray, profile: np.ndarray, k: int 
     question), not which job it is.  Profiles with fewer than ``k + 1`` rows are left out;
     NaN if no profile has enough."""
     X, y, profile = np.asarray(X, dtype=float), np.asarray(y, dtype=float), np.asarray(profile)
-    z = (X - X.mean(axis=0)) / (X.std(axis=0) + 1e-12)
+    z = _standardized(X)
     sse = sst = 0.0
     for p in np.unique(profile):
         idx = np.flatnonzero(profile == p)
         if idx.size <= k:
             continue
-        for i in idx:
-            peers = idx[idx != i]
-            near = peers[np.argsort(((z[peers] - z[i]) ** 2).sum(axis=1), kind="stable")[:k]]
-            sse += float((y[i] - y[near].mean()) ** 2)
+        sse += float(((y[idx] - _neighbour_means(z, y, profile, idx, k)) ** 2).sum())
         sst += float(((y[idx] - y[idx].mean()) ** 2).sum())
     return 1.0 - sse / sst if sst > 0 else float("nan")
 

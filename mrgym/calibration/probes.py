@@ -123,13 +123,20 @@ def fig8_slowdowns(params: dict, sched: str, seed: int) -> np.ndarray:
     under ``sched``."""
     import mrgym
     from mrgym import registry
-    from mrgym.reproduce.ila_runs import alone_time
     from mrgym.runner import build_simulation
 
     sim = build_simulation(
         mrgym.load_scenario("ila72", overrides(params)), registry.make(sched), seed
     )
     sim.run()
+    return map_slowdowns(sim)
+
+
+def map_slowdowns(sim) -> np.ndarray:
+    """A finished simulation's successful maps, each duration over its node-local
+    interference-free time (:func:`mrgym.reproduce.ila_runs.alone_time`)."""
+    from mrgym.reproduce.ila_runs import alone_time
+
     return np.array(
         [
             (a.end_s - a.start_s) / alone_time(sim, a)

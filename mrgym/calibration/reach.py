@@ -27,7 +27,7 @@ from scipy.stats import qmc
 
 from mrgym.calibration import targets as T
 from mrgym.calibration.fit import STAGES
-from mrgym.calibration.probes import FIG8_FRACTIONS, overrides
+from mrgym.calibration.probes import FIG8_FRACTIONS, map_slowdowns, overrides
 
 #: the rack uplink under the two readings of §5.1, Mbit/s (alternating over the points)
 UPLINKS = (1000, 10000)
@@ -49,7 +49,6 @@ def measure(task: tuple[dict, tuple[int, ...], dict | None]) -> dict:
     """One point: ``(params, seeds, extra scenario overrides)`` -> its row (seed means)."""
     from mrgym import registry
     from mrgym.config import load_scenario
-    from mrgym.reproduce.ila_runs import alone_time
     from mrgym.runner import build_simulation
 
     params, seeds, extra = task
@@ -62,13 +61,7 @@ def measure(task: tuple[dict, tuple[int, ...], dict | None]) -> dict:
             sched = registry.make(name)
             sim = build_simulation(sc, sched, seed)
             sim.run()
-            sd = np.array(
-                [
-                    (a.end_s - a.start_s) / alone_time(sim, a)
-                    for a in sim.attempts
-                    if a.task.kind == "map" and a.outcome == "success"
-                ]
-            )
+            sd = map_slowdowns(sim)
             for k, test in FIG8_FRACTIONS.items():
                 fr[k].append(float(np.mean(test(sd))))
             jct.append(
