@@ -184,6 +184,12 @@ class TrainConfig(BaseModel):
     algorithm: Literal["maskable_ppo", "ppo", "a2c", "dqn"] = "maskable_ppo"
     env: EnvConfig = EnvConfig()
     n_envs: int = Field(2, ge=1)
+    # how n_envs > 1 environments step: "subproc", a worker process each (SB3's
+    # SubprocVecEnv, for machines with cores to spare), or "dummy", all in this process
+    # (DummyVecEnv), where each step's forward pass is batched over the envs: on 2 cores
+    # the per-call cost of the small network's forward pass, not the simulator, is most of
+    # a one-env step (docs/performance.md, "Training")
+    vec_env: Literal["subproc", "dummy"] = "subproc"
     seed: int = 0
     total_steps: int = Field(200_000, ge=1)
     policy: str = "MlpPolicy"

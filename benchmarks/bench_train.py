@@ -1,19 +1,29 @@
-"""The environment's share of MaskablePPO training wall time (docs/model.md §8 budget: < 20 %).
+"""Training steps per second of a recipe, and the environment's share of the time.
 
-    python benchmarks/bench_train.py                      # configs/train/maskable_ppo_ila72.yaml
-    python benchmarks/bench_train.py --steps 40960 --config configs/train/ppo_ila72.yaml
+    python benchmarks/bench_train.py                       # tracks/ila72_jct, before and after
+    python benchmarks/bench_train.py --config tracks/lee_gpu_jct --steps 65536
+    python benchmarks/bench_train.py --only after --profile
 
-Trains the config with ONE environment (DummyVecEnv: the env runs in this process, so its
-time is measurable) for ``--steps`` steps and times every ``step``, ``reset`` and
-``action_masks`` call with a wrapper around the environment.  Prints the env's share of
-the learning wall time, steps/s, and the env's own time per step split into simulator
-advance, observation, mask and reward (cProfile over the env calls only, so the split is a
-share of the env time, not affected by machine load).  Reported, never asserted.
+Trains the config through the training pipeline's pieces (its policy, the per-second
+discount's rollout buffer, the learning-rate schedule) for ``--steps`` steps, twice:
+
+- **before**: one environment, ``n_steps`` times ``n_envs`` steps per rollout (the same
+  2 048 samples per update) and torch.distributions' argument checks on, as the recipes
+  trained before the batched settings;
+- **after**: the config as written (e.g. 16 environments stepped together in this
+  process, ``vec_env: dummy``) with the checks off, as ``mrgym train`` runs it.
+
+Every environment is wrapped to time its ``step``, ``reset`` and ``action_masks`` calls
+(CPU time of this process, so the share does not depend on other load on the machine).
+Prints steps/s, the environment's share and, with ``--profile``, the environment's own time
+split into simulator, observation, mask and reward.  Reported, never asserted; the steps
+should cover whole episodes of every environment (an episode's early steps are cheaper).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import pstats
 import time
@@ -76,50 +86,77 @@ def split(stats: pstats.Stats) -> list[tuple[str, float]]:
     return [(k, v / total if total else 0.0) for k, v in by.items()]
 
 
+def measure(cfg, steps: int, one_env: bool, prof: cProfile.Profile | None) -> dict:
+    """Train ``cfg`` for ``steps`` steps; ``one_env``: the "before" settings."""
+    import torch
+    from stable_baselines3.common.callbacks import CallbackList
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from agents.env_hooks import make_env
+    from agents.time_discount import SojournCallback
+    from agents.train import _new_model, env_kwargs, seed_everything, unchecked_distributions
+
+    if one_env:
+        hp = dict(cfg.hyperparameters)
+        hp["n_steps"] = hp.get("n_steps", 2048) * cfg.n_envs
+        cfg = cfg.model_copy(update={"n_envs": 1, "hyperparameters": hp})
+    seed_everything(cfg.seed)
+    torch.set_num_threads(cfg.torch_threads)
+    kw, hooks = env_kwargs(cfg), cfg.env.hooks
+    envs = [Timed(make_env(kw, hooks), prof) for _ in range(cfg.n_envs)]
+    venv = DummyVecEnv([lambda e=e: e for e in envs])
+    venv.seed(cfg.seed)
+    model = _new_model(cfg, venv, None)
+    callbacks = CallbackList([SojournCallback()] if cfg.discount_per == "second" else [])
+    checks = contextlib.nullcontext() if one_env else unchecked_distributions()
+    t0, c0 = time.perf_counter(), time.process_time()
+    with checks:
+        model.learn(steps, callback=callbacks)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    env_cpu = sum(e.cpu for e in envs)
+    calls = sum(e.calls for e in envs)
+    venv.close()
+    return {
+        "envs": cfg.n_envs,
+        "steps": model.num_timesteps,
+        "wall": wall,
+        "rate": model.num_timesteps / cpu,
+        "env_share": env_cpu / cpu,
+        "env_us": env_cpu / max(calls, 1) * 1e6,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", default="configs/train/maskable_ppo_ila72.yaml")
-    ap.add_argument("--steps", type=int, default=20480)
+    ap.add_argument("--config", default="tracks/ila72_jct", help="a recipe (file or name)")
+    ap.add_argument("--steps", type=int, default=65536)
+    ap.add_argument("--only", choices=("before", "after"), help="one of the two settings")
     ap.add_argument("--profile", action="store_true", help="also split the env's own time")
     args = ap.parse_args(argv)
 
-    import torch
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
     import mrgym  # noqa: F401
     from agents.config import load_train_config
-    from agents.extractors import resolve_policy
-    from agents.train import algorithm_class, env_kwargs
 
     cfg = load_train_config(args.config)
-    torch.set_num_threads(cfg.torch_threads)
-    prof = cProfile.Profile() if args.profile else None
-    timed = Timed(gym.make("MRCluster-v0", **env_kwargs(cfg)), prof)
-    venv = DummyVecEnv([lambda: timed])
-    venv.seed(cfg.seed)
-    # JobSetPolicy, "deepsets"; the set policy's critic-only inputs
-    policy, hp = resolve_policy(cfg.policy, cfg.hyperparameters, cfg.env.critic_inputs)
-    model = algorithm_class(cfg.algorithm)(
-        policy, venv, seed=cfg.seed, device="cpu", verbose=0, **hp
-    )
-    t0 = time.perf_counter()
-    c0 = time.process_time()
-    model.learn(args.steps)
-    wall = time.perf_counter() - t0
-    cpu = time.process_time() - c0
-    print(
-        f"{cfg.algorithm} on {cfg.env.scenario}, one env, {model.num_timesteps:,} steps: "
-        f"{wall:.1f} s wall ({cpu:.1f} s CPU), {model.num_timesteps / wall:,.0f} steps/s"
-    )
-    print(
-        f"  env share of training wall time: {timed.spent / wall:.1%}, of CPU time: "
-        f"{timed.cpu / cpu:.1%} ({timed.cpu / max(timed.calls, 1) * 1e6:,.0f} CPU-us per env "
-        "step incl. masks; the CPU share does not depend on other load on the machine)"
-    )
-    if prof is not None:
-        print("  env's own time by part:")
-        for label, share in split(pstats.Stats(prof)):
-            print(f"    {label:28s} {share:6.1%}")
+    rates = {}
+    for label in ("before", "after"):
+        if args.only not in (None, label):
+            continue
+        prof = cProfile.Profile() if args.profile else None
+        r = measure(cfg, args.steps, label == "before", prof)
+        rates[label] = r["rate"]
+        print(
+            f"{label}: {cfg.algorithm} on {cfg.env.scenario}, {r['envs']} env(s), "
+            f"{r['steps']:,} steps in {r['wall']:.1f} s wall: {r['rate']:,.0f} steps per "
+            f"CPU-second; env {r['env_share']:.1%} of the CPU time "
+            f"({r['env_us']:,.0f} CPU-us per env step incl. masks)"
+        )
+        if prof is not None:
+            print("  env's own time by part:")
+            for part, share in split(pstats.Stats(prof)):
+                print(f"    {part:28s} {share:6.1%}")
+    if len(rates) == 2:
+        print(f"after / before: x{rates['after'] / rates['before']:.2f}")
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ class PolicySummary:
     best: bool = False
 
 
-def _complete(r: Any) -> bool:
+def complete(r: Any) -> bool:
     """Every seed has a mean JCT and no episode was cut (``truncated`` 0 where stored)."""
     if not all(_ok(v) for v in r.per_seed.get(RANK_KEY, [])) or not r.per_seed.get(RANK_KEY):
         return False
@@ -178,7 +178,7 @@ def summarize(
         for i, (r, s) in enumerate(zip(results, out))
         if s.kind == "baseline"
         and s.same_as is None
-        and _complete(r)
+        and complete(r)
         and s.means.get(rank_key) is not None
     ]
     if not candidates:

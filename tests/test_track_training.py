@@ -1,0 +1,99 @@
+"""Training for the benchmark tracks: the track recipes train on their track's reward,
+batched in-process environments (``vec_env: dummy``), argument checks off while training,
+and the pick of a run's checkpoint by a track's metric on the validation seeds
+(``agents.analysis.pick_track``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from helpers import tiny_train_config
+
+from agents.analysis.pick_track import candidates, main, pick
+from agents.config import load_train_config, train_config_dir
+from agents.train import make_vec, train, unchecked_distributions
+from mrgym.benchmark.tracks import TRACKS
+
+TRACK_RECIPES = sorted((train_config_dir() / "tracks").glob("*.yaml"))
+
+
+def test_every_track_has_a_recipe_per_scenario_with_its_reward():
+    by = {}
+    for p in TRACK_RECIPES:
+        cfg = load_train_config(p)
+        scenario, track = p.stem.rsplit("_", 1)
+        assert track in TRACKS, p.name
+        # the recipe trains on exactly the track's reward: the return estimates its metric
+        assert dict(cfg.env.reward_weights) == dict(TRACKS[track].reward_weights), p.name
+        assert cfg.n_envs * cfg.hyperparameters["n_steps"] == 2048, p.name
+        by.setdefault(scenario, set()).add(track)
+    assert by == {"ila72": set(TRACKS), "lee_gpu": set(TRACKS)}
+
+
+def test_dummy_vec_env_keeps_the_envs_in_this_process():
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    cfg = tiny_train_config("maskable_ppo", n_envs=3).model_copy(update={"vec_env": "dummy"})
+    venv = make_vec(cfg)
+    try:
+        assert isinstance(venv, DummyVecEnv) and venv.num_envs == 3
+    finally:
+        venv.close()
+
+
+def test_unchecked_distributions_restores_the_checks():
+    from torch.distributions import Categorical, Distribution
+
+    was = Distribution._validate_args
+    bad = torch.tensor([0.5, float("nan")])
+    with unchecked_distributions():
+        assert Distribution._validate_args is False
+        Categorical(probs=bad)  # unchecked: no error
+    assert Distribution._validate_args is was
+    Distribution.set_default_validate_args(True)
+    try:
+        with pytest.raises(ValueError):
+            Categorical(probs=bad)
+    finally:
+        Distribution.set_default_validate_args(was)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A tiny run whose evaluation plays the first validation seed, with two checkpoints."""
+    data = tiny_train_config("maskable_ppo", steps=256).model_dump()
+    data["eval"] = {"seeds": [2000], "every_steps": 10_000}
+    cfg = type(tiny_train_config("maskable_ppo")).model_validate(data)
+    return train(cfg, logdir=tmp_path_factory.mktemp("pick"), progress=False)
+
+
+def test_the_pick_is_the_candidate_with_the_lowest_track_metric(run):
+    names = list(candidates(run))
+    assert names == [f"{run.name}@128", f"{run.name}@256"]  # model.zip repeats @256
+    assert main(["--track", "fairness", str(run)]) == 0
+    doc = json.loads((run / "pick_fairness.json").read_text())
+    assert doc["metric"] == "rms_slowdown" and set(doc["values"]) == set(names)
+    ok = {k: v for k, v in doc["values"].items() if v is not None}
+    assert ok, "some candidate ran its validation episode whole"
+    assert doc["values"][doc["best"]] == min(ok.values())
+    best = run / "best_fairness.zip"
+    src = candidates(run)[doc["best"]]
+    assert best.read_bytes() == src.read_bytes()
+
+
+def test_a_run_evaluated_off_the_validation_seeds_is_refused(run, tmp_path):
+    import shutil
+
+    import yaml
+
+    other = tmp_path / "other"
+    shutil.copytree(run, other)
+    cfg = yaml.safe_load((other / "config.yaml").read_text())
+    cfg["eval"]["seeds"] = [7]
+    (other / "config.yaml").write_text(yaml.safe_dump(cfg))
+    with pytest.raises(ValueError, match="not the first validation seeds"):
+        pick(other, "jct")
+    with pytest.raises(ValueError, match="no checkpoints"):
+        candidates(tmp_path)
