@@ -22,8 +22,9 @@ def test_there_are_shipped_models():
     )
     # ila72: two recipes and a fine-tuning of one, training seeds 0, 1 and 2 each, and a
     # further fine-tuning's seed 0 (its seeds 1 and 2 kept their starts); lee-gpu:
-    # seeds 0, 1 and 2; one seed on each other scenario (models/README.md)
-    assert scenarios == ["hybrid48-peak", *["ila72"] * 10, *["lee-gpu"] * 3, "pna60"]
+    # seeds 0, 1 and 2 of the wfair recipe and of each of the four tracks' recipes; one
+    # seed on each other scenario (models/README.md)
+    assert scenarios == ["hybrid48-peak", *["ila72"] * 10, *["lee-gpu"] * 15, "pna60"]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
@@ -128,7 +129,7 @@ def test_a_shipped_model_names_no_folder_of_the_machine_it_trained_on(path):
 
 def test_the_top_of_configs_train_holds_each_shipped_models_recipe():
     """configs/train/ holds the shipped models' recipes and the documented starting points
-    (at most 12; the tried ones are in tried/), and each shipped model's recorded config is
+    (at most 12; the tried ones are in tried/, the tracks' in tracks/), and each shipped model's recorded config is
     its recipe's own, but for the seed and the run's name."""
     import re
 
@@ -140,7 +141,9 @@ def test_the_top_of_configs_train_holds_each_shipped_models_recipe():
     for path in MODELS:
         saved = read_saved_config(path.parent / "config.yaml")
         recipe = re.sub(r"-s\d+$", "", saved.name)
-        mine = load_train_config(top / f"{recipe}.yaml")  # at the top, not in tried/
+        # at the top, or a track's recipe in tracks/; never in tried/
+        where = top if (top / f"{recipe}.yaml").is_file() else top / "tracks"
+        mine = load_train_config(where / f"{recipe}.yaml")
         assert saved.model_dump(exclude={"name", "seed"}) == mine.model_dump(
             exclude={"name", "seed"}
         ), path.parent.name
