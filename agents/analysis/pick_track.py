@@ -75,9 +75,7 @@ def pick(run: Path, track: str, workers: int = 1) -> dict:
     results = run_benchmark(
         entrants, scenario, seeds, 1, progress=True, sweep=(workers, "process", None)
     )
-    values = {
-        r.name: mean_of(r.per_seed.get(metric, [])) if complete(r) else None for r in results
-    }
+    values = {r.name: mean_of(r.per_seed.get(metric, [])) if complete(r) else None for r in results}
     ok = {k: v for k, v in values.items() if v is not None}
     if not ok:
         raise ValueError(f"{run}: no candidate ran every validation episode whole")
