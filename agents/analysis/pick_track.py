@@ -70,7 +70,8 @@ def pick(run: Path, track: str, workers: int = 1) -> dict:
         f = ModelFactory(path, name=name)
         cap = f.policy.eval_max_steps  # the run's own evaluation cap (eval.max_steps)
         spec = ModelSpec(str(path.resolve()), name, cap)
-        entrants.append(Entrant(name, spec, "model", True, "", str(path)))
+        stochastic = f.policy.decode == "sample"  # as `mrgym benchmark --models` reads it
+        entrants.append(Entrant(name, spec, "model", stochastic, "", str(path)))
     scenario = load_scenario(read_saved_config(run / "config.yaml").env.scenario)
     results = run_benchmark(
         entrants, scenario, seeds, 1, progress=True, sweep=(workers, "process", None)
