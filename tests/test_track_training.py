@@ -32,6 +32,40 @@ def test_every_track_has_a_recipe_per_scenario_with_its_reward():
     assert by == {"ila72": set(TRACKS), "lee_gpu": set(TRACKS)}
 
 
+def _declines_offered(cfg, steps: int = 150) -> tuple[int, int]:
+    """(asked steps with a launch legal, those of them where decline was legal too), the
+    first legal launch taken each step."""
+    import numpy as np
+
+    venv = make_vec(cfg.model_copy(update={"n_envs": 1}))
+    try:
+        venv.reset()
+        asked = offered = 0
+        for _ in range(steps):
+            mask = np.asarray(venv.env_method("action_masks")[0])
+            decline = len(mask) - 1  # 3K: no wait actions in these recipes
+            launches = np.flatnonzero(mask[:decline])
+            if len(launches):
+                asked += 1
+                offered += bool(mask[decline])
+            venv.step([int(launches[0]) if len(launches) else decline])
+        return asked, offered
+    finally:
+        venv.close()
+
+
+def test_ila72_track_agents_launch_on_every_slot_the_gate_and_cap_leave():
+    # the jct track's runs that could also decline drifted to starving jobs: in the
+    # recipes HybridMR's gate and hostcap's cap decline, and the agent only picks a launch
+    cfg = load_train_config(train_config_dir() / "tracks" / "ila72_jct.yaml")
+    assert cfg.env.hooks == "hybridmr-gate+hostcap" and cfg.env.hooks_gate
+    asked, offered = _declines_offered(cfg)
+    assert asked > 100 and offered == 0
+    env = cfg.env.model_copy(update={"work_conserving": "cluster"})
+    asked, offered = _declines_offered(cfg.model_copy(update={"env": env}))
+    assert asked > 100 and offered > asked // 2  # may idle whenever a task runs anywhere
+
+
 def test_dummy_vec_env_keeps_the_envs_in_this_process():
     from stable_baselines3.common.vec_env import DummyVecEnv
 
