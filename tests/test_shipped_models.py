@@ -21,10 +21,11 @@ def test_there_are_shipped_models():
         yaml.safe_load((p.parent / "config.yaml").read_text())["env"]["scenario"] for p in MODELS
     )
     # ila72: two recipes and a fine-tuning of one, training seeds 0, 1 and 2 each, and a
-    # further fine-tuning's seed 0 (its seeds 1 and 2 kept their starts); lee-gpu:
+    # further fine-tuning's seed 0 (its seeds 1 and 2 kept their starts), and seeds 0, 1
+    # and 2 of the jct track's recipe; lee-gpu:
     # seeds 0, 1 and 2 of the wfair recipe and of each of the four tracks' recipes; one
     # seed on each other scenario (models/README.md)
-    assert scenarios == ["hybrid48-peak", *["ila72"] * 10, *["lee-gpu"] * 15, "pna60"]
+    assert scenarios == ["hybrid48-peak", *["ila72"] * 13, *["lee-gpu"] * 15, "pna60"]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
@@ -144,6 +145,8 @@ def test_the_top_of_configs_train_holds_each_shipped_models_recipe():
         # at the top, or a track's recipe in tracks/; never in tried/
         where = top if (top / f"{recipe}.yaml").is_file() else top / "tracks"
         mine = load_train_config(where / f"{recipe}.yaml")
-        assert saved.model_dump(exclude={"name", "seed"}) == mine.model_dump(
-            exclude={"name", "seed"}
-        ), path.parent.name
+        # how often checkpoints were saved changes no weight, only the pick's candidates:
+        # ila72-jct-v1-s0 saved every 24 992 steps and picked among those nearest the
+        # recipe's 100 k (models/README.md)
+        same = {"name", "seed", "checkpoint_every_steps"}
+        assert saved.model_dump(exclude=same) == mine.model_dump(exclude=same), path.parent.name
