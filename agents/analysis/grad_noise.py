@@ -39,7 +39,8 @@ Estimates (:func:`noise_scale`, for ``g`` and for ``e`` alike):
 - for the entropy term, its expected gradient's norm against ``|G|``, and the cosine of two
   rollouts' entropy gradients, which says whether it points the same way at every update.
 
-Usage (the numbers for ``ila72`` are in docs/learning.md)::
+Usage (the numbers for ``ila72``'s models trained before Fidelity III are in CHANGELOG.md, under
+Tracks)::
 
     python -m agents.analysis.grad_noise --config configs/train/ftlam90_jobset_ila72_gate.yaml \\
         --seed 0 --streams 10 --rollouts 6 --workers 2 --out grad_noise.json
