@@ -42,10 +42,10 @@ def _declines_offered(cfg, steps: int = 150) -> tuple[int, int]:
     venv = make_vec(cfg.model_copy(update={"n_envs": 1}))
     try:
         venv.reset()
+        decline = venv.get_attr("codec")[0].decline  # the env's own decline action
         asked = offered = 0
         for _ in range(steps):
             mask = np.asarray(venv.env_method("action_masks")[0])
-            decline = len(mask) - 1  # 3K: no wait actions in these recipes
             launches = np.flatnonzero(mask[:decline])
             if len(launches):
                 asked += 1
