@@ -250,6 +250,41 @@ def test_the_learning_summary_is_the_leaderboards_result_files() -> None:
         assert diff.replace("\u2212", "-") == want, model
 
 
+def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
+    """Each cell of the Tracks tables: the track model's mean of the track's metric and its
+    paired difference to the row's best baseline, recomputed from docs/leaderboard/*.json."""
+    import numpy as np
+
+    from mrgym.benchmark.leaderboard import load_boards
+    from mrgym.benchmark.stats import paired_difference
+    from mrgym.benchmark.tracks import TRACKS
+
+    boards = {b.scenario: {r.name: r for r in b.results} for b in load_boards(DOCS / "leaderboard")}
+    text = LEARNING.read_text(encoding="utf-8")
+
+    def shown(cell: str, values: list[float]) -> None:
+        places = len(cell.partition(".")[2])
+        assert cell == f"{np.mean(values):,.{places}f}", cell
+
+    for scenario in ("lee-gpu", "ila72"):
+        rows = table_rows(text, f"| `{scenario}` track |")
+        assert rows, scenario
+        for track, _, best, *seeds in rows:
+            metric = TRACKS[track].metric
+            results = boards[scenario]
+            name, value = best.split(", ", 1)
+            base = results[name.strip("`")].per_seed[metric]
+            shown(value, base)
+            assert len(seeds) == 3, (scenario, track)
+            for s, cell in enumerate(seeds):
+                value, diff = cell.split(", ", 1)
+                model = results[f"{scenario}-{track}-v1-s{s}"].per_seed[metric]
+                shown(value, model)
+                d = paired_difference(model, base)
+                want = f"{_pct(d.mean_pct)} % [{_pct(d.low_pct)}, {_pct(d.high_pct)}]"
+                assert diff.replace("\u2212", "-") == want, (scenario, track, s)
+
+
 def test_each_tried_recipe_has_a_row_with_a_commit_that_has_it() -> None:
     rows = table_rows(LEARNING.read_text(encoding="utf-8"), "| recipe | what changed |")
     tried = sorted(p.stem for p in (TRAIN_CONFIGS / "tried").glob("*.yaml"))
