@@ -25,7 +25,7 @@ def test_there_are_shipped_models():
     # and 2 of the jct track's recipe; lee-gpu:
     # seeds 0, 1 and 2 of the wfair recipe and of each of the four tracks' recipes; one
     # seed on each other scenario (models/README.md)
-    assert scenarios == ["hybrid48-peak", *["ila72"] * 16, *["lee-gpu"] * 15, "pna60"]
+    assert scenarios == ["hybrid48-peak", *["ila72"] * 19, *["lee-gpu"] * 15, "pna60"]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
