@@ -223,15 +223,27 @@ def _pct(v: float) -> str:
     return f"{round(v, 1) + 0.0:+.1f}"
 
 
+def _boards() -> dict:
+    """The leaderboard's results, by scenario and then by policy name."""
+    from mrgym.benchmark.leaderboard import load_boards
+
+    return {b.scenario: {r.name: r for r in b.results} for b in load_boards(DOCS / "leaderboard")}
+
+
+def _difference(values: list[float], base: list[float]) -> str:
+    """The paired difference as the learning page writes it (ASCII minus signs)."""
+    from mrgym.benchmark.stats import paired_difference
+
+    d = paired_difference(values, base)
+    return f"{_pct(d.mean_pct)} % [{_pct(d.low_pct)}, {_pct(d.high_pct)}]"
+
+
 def test_the_learning_summary_is_the_leaderboards_result_files() -> None:
     """Each shipped model's row: its mean JCT, its comparator's, and their paired
     difference with its interval, recomputed from docs/leaderboard/*.json."""
     import numpy as np
 
-    from mrgym.benchmark.leaderboard import load_boards
-    from mrgym.benchmark.stats import paired_difference
-
-    boards = {b.scenario: {r.name: r for r in b.results} for b in load_boards(DOCS / "leaderboard")}
+    boards = _boards()
     text = LEARNING.read_text(encoding="utf-8")
     rows = table_rows(text, "| scenario | shipped model |")
     assert sorted(r[1].strip("`") for r in rows) == sorted(
@@ -245,9 +257,7 @@ def test_the_learning_summary_is_the_leaderboards_result_files() -> None:
         m = results[model.strip("`")].per_seed["mean_jct_s"]
         c = results[comparator.strip("`")].per_seed["mean_jct_s"]
         assert (jct, its_jct) == (f"{np.mean(m):.1f}", f"{np.mean(c):.1f}"), model
-        d = paired_difference(m, c)
-        want = f"{_pct(d.mean_pct)} % [{_pct(d.low_pct)}, {_pct(d.high_pct)}]"
-        assert diff.replace("\u2212", "-") == want, model
+        assert diff.replace("\u2212", "-") == _difference(m, c), model
 
 
 def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
@@ -255,11 +265,9 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
     paired difference to the row's best baseline, recomputed from docs/leaderboard/*.json."""
     import numpy as np
 
-    from mrgym.benchmark.leaderboard import load_boards
-    from mrgym.benchmark.stats import paired_difference
     from mrgym.benchmark.tracks import TRACKS
 
-    boards = {b.scenario: {r.name: r for r in b.results} for b in load_boards(DOCS / "leaderboard")}
+    boards = _boards()
     text = LEARNING.read_text(encoding="utf-8")
 
     def shown(cell: str, values: list[float]) -> None:
@@ -269,9 +277,9 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
     for scenario in ("lee-gpu", "ila72"):
         rows = table_rows(text, f"| `{scenario}` track |")
         assert rows, scenario
+        results = boards[scenario]
         for track, _, best, *seeds in rows:
             metric = TRACKS[track].metric
-            results = boards[scenario]
             name, value = best.split(", ", 1)
             base = results[name.strip("`")].per_seed[metric]
             shown(value, base)
@@ -280,9 +288,7 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
                 value, diff = cell.split(", ", 1)
                 model = results[f"{scenario}-{track}-v1-s{s}"].per_seed[metric]
                 shown(value, model)
-                d = paired_difference(model, base)
-                want = f"{_pct(d.mean_pct)} % [{_pct(d.low_pct)}, {_pct(d.high_pct)}]"
-                assert diff.replace("\u2212", "-") == want, (scenario, track, s)
+                assert diff.replace("\u2212", "-") == _difference(model, base), (scenario, track, s)
 
 
 def test_each_tried_recipe_has_a_row_with_a_commit_that_has_it() -> None:
