@@ -6,6 +6,7 @@ and the pick of a run's checkpoint by a track's metric on the validation seeds
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -23,8 +24,10 @@ def test_every_track_has_a_recipe_per_scenario_with_its_reward():
     by = {}
     for p in TRACK_RECIPES:
         cfg = load_train_config(p)
-        scenario, track = p.stem.rsplit("_", 1)
-        assert track in TRACKS, p.name
+        # SCENARIO_TRACK.yaml, or SCENARIO_TRACK_VARIANT.yaml for a track's second recipe
+        m = re.fullmatch(rf"(.+?)_({'|'.join(TRACKS)})(_[a-z0-9]+)?", p.stem)
+        assert m is not None, p.name
+        scenario, track = m.group(1), m.group(2)
         # the recipe trains on exactly the track's reward: the return estimates its metric
         assert dict(cfg.env.reward_weights) == dict(TRACKS[track].reward_weights), p.name
         assert cfg.n_envs * cfg.hyperparameters["n_steps"] == 2048, p.name
