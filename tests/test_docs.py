@@ -278,7 +278,8 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
         rows = table_rows(text, f"| `{scenario}` track |")
         assert rows, scenario
         results = boards[scenario]
-        for track, _, best, *seeds in rows:
+        for cell, _, best, *seeds in rows:
+            track, _, version = cell.partition(", v")  # "fairness, v2": the second recipe
             metric = TRACKS[track].metric
             name, value = best.split(", ", 1)
             base = results[name.strip("`")].per_seed[metric]
@@ -286,7 +287,7 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
             assert len(seeds) == 3, (scenario, track)
             for s, cell in enumerate(seeds):
                 value, diff = cell.split(", ", 1)
-                model = results[f"{scenario}-{track}-v1-s{s}"].per_seed[metric]
+                model = results[f"{scenario}-{track}-v{version or 1}-s{s}"].per_seed[metric]
                 shown(value, model)
                 assert diff.replace("\u2212", "-") == _difference(model, base), (scenario, track, s)
 
