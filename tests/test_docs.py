@@ -285,8 +285,8 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
             base = results[name.strip("`")].per_seed[metric]
             shown(value, base)
             assert len(seeds) == 3, (scenario, track)
-            for s, cell in enumerate(seeds):
-                value, diff = cell.split(", ", 1)
+            for s, seed_cell in enumerate(seeds):
+                value, diff = seed_cell.split(", ", 1)
                 model = results[f"{scenario}-{track}-v{version or 1}-s{s}"].per_seed[metric]
                 shown(value, model)
                 assert diff.replace("\u2212", "-") == _difference(model, base), (scenario, track, s)
