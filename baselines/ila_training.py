@@ -71,6 +71,7 @@ from pathlib import Path
 import numpy as np
 
 from baselines.ila_profile import FEATURES, Demand, features, measured_demand, node_info
+from mrgym import disk_cache
 from mrgym.config import Scenario, load_scenario
 from mrgym.sim.jobs import DONE, MAP, PROFILES, JobSpec
 from mrgym.sim.scheduler import DECLINE, Decision, DecisionContext, Scheduler, launch_map
@@ -415,12 +416,27 @@ def training_set(
     profiles: tuple[str, ...] = TABLE3,
 ) -> TrainingSet:
     """ILA §4.1's training set on ``scenario``'s server: every profile of ``profiles``
-    against the same ``n_combos`` random backgrounds (cached per process)."""
+    against the same ``n_combos`` random backgrounds; kept per process, and on disk
+    between processes (:mod:`mrgym.disk_cache`: §4.1's profiling is done once per cluster,
+    ~21 CPU-s on ``ila72``)."""
     sc = one_server(scenario)
-    dump = [sc.cluster.model_dump(), sc.hdfs.model_dump(), sc.execution.model_dump()]
-    key = json.dumps([sc.name, dump, n_combos, seed, list(profiles)], sort_keys=True, default=str)
+    key = json.dumps([sc.model_dump(), n_combos, seed, list(profiles)], sort_keys=True, default=str)
     if key in _CACHE:
         return _CACHE[key]
+    ts = disk_cache.cached(
+        "ila_training_set",
+        key,
+        lambda: _build_training_set(sc, n_combos, seed, profiles),
+    )
+    for k in ROWS:
+        getattr(ts, k).flags.writeable = False  # shared by every caller of the cache
+    _CACHE[key] = ts
+    return ts
+
+
+def _build_training_set(
+    sc: Scenario, n_combos: int, seed: int, profiles: tuple[str, ...]
+) -> TrainingSet:
     group = sc.cluster.hosts[0]
     rng = np.random.default_rng(seed)
     seeds = rng.integers(2**31, size=len(profiles)).tolist()  # a simulation seed per profile
@@ -437,7 +453,7 @@ def training_set(
         _, X, y = probe_rows(sc, name, combos, sim_seed, task_s)
         parts.append((name, X, y))
     names = np.array([n for n, _, y in parts for _ in y], dtype=str)
-    ts = TrainingSet(
+    return TrainingSet(
         np.concatenate([X for _, X, _ in parts]).reshape(-1, len(FEATURES)),
         np.concatenate([y for _, _, y in parts]),
         names,
@@ -446,10 +462,6 @@ def training_set(
         {n: typical[n].duration_s for n in profiles},
         {n: typical[n].demand for n in profiles},
     )
-    for k in ROWS:
-        getattr(ts, k).flags.writeable = False  # shared by every caller of the cache
-    _CACHE[key] = ts
-    return ts
 
 
 def neighbour_r2(ts: TrainingSet, rows: np.ndarray, k: int = 5) -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import replace
 
-from mrgym import registry
+from mrgym import disk_cache, registry
 from mrgym.config import Scenario, load_scenario
 from mrgym.sim.scheduler import Scheduler
 from mrgym.sim.simulation import Simulation
@@ -52,11 +52,16 @@ def isolated_jct(
 def reference_jct(scenario: Scenario | str | dict, seed: int) -> dict[int, float]:
     """Each job's reference JCT, keyed by job id: :func:`isolated_jct` under
     :data:`REFERENCE_SCHEDULER`.  The same for every policy on a seed; kept per (scenario,
-    seed) in the process, since it costs one simulation per job."""
+    seed) in the process, and on disk between processes (:mod:`mrgym.disk_cache`), since
+    it costs one simulation per job."""
     sc = load_scenario(scenario)
     key = (sc.model_dump_json(), int(seed))
     if key not in _REFERENCE:
         if len(_REFERENCE) >= _REFERENCE_KEEP:
             _REFERENCE.pop(next(iter(_REFERENCE)))
-        _REFERENCE[key] = isolated_jct(sc, REFERENCE_SCHEDULER, key[1])
+        _REFERENCE[key] = disk_cache.cached(
+            "reference_jct",
+            [REFERENCE_SCHEDULER, *key],
+            lambda: isolated_jct(sc, REFERENCE_SCHEDULER, key[1]),
+        )
     return _REFERENCE[key]

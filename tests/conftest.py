@@ -35,6 +35,20 @@ def _sb3_logdir(tmp_path_factory):
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _disk_cache(tmp_path_factory):
+    """The session's own :mod:`mrgym.disk_cache` folder, whatever ``MRGYM_CACHE`` the
+    shell sets: no test reads a result an earlier run left, and the xdist workers share
+    one folder (their base folders are siblings), so ILA's training set and a seed's
+    reference JCTs are computed once per session."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MRGYM_CACHE", str(base / "mrgym-cache"))
+        yield
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     """One local Ray cluster of 2 CPUs for the session (tests/test_sweep.py and

@@ -497,3 +497,36 @@ def test_stochastic_schedulers_say_so():
         assert is_stochastic(name), name
     for name in ("fifo", "fair", "delay", "hybridmr"):
         assert not is_stochastic(name), name
+
+
+def test_workers_get_every_seed_before_a_second_sample_and_rows_stay_in_grid_order(
+    monkeypatch,
+):
+    """A policy's episodes are handed out sample-major (so two workers that start together
+    play different seeds and each seed's reference JCTs are simulated once), and the
+    results are placed by index: per seed, its own samples, whatever the run order."""
+    from mrgym.benchmark import run as bench_run
+    from mrgym.benchmark.sampling import SampleResult
+
+    handed: list = []
+
+    def fake_grid(tasks, *_sweep, fn):
+        handed.extend(tasks)
+        for t in reversed(tasks):  # the last handed out finishes first
+            values = dict.fromkeys(METRIC_KEYS, 0.0)
+            values["mean_jct_s"] = 1000.0 * t.entrant + 10.0 * (t.seed - 3000) + t.sample
+            yield SampleResult(t.index, values, 1.0)
+
+    monkeypatch.setattr(bench_run, "run_grid", fake_grid)
+    entrants = [
+        bench_run.Entrant(n, n, "baseline", sto, n) for n, sto in (("a", True), ("b", False))
+    ]
+    out = bench_run.run_benchmark(entrants, SCENARIO, [3000, 3001, 3002], samples=2)
+    assert [(t.entrant, t.sample, t.seed) for t in handed] == [
+        (0, 0, 3000), (0, 0, 3001), (0, 0, 3002), (0, 1, 3000), (0, 1, 3001), (0, 1, 3002),
+        (1, 0, 3000), (1, 0, 3001), (1, 0, 3002),
+    ]  # fmt: skip
+    a, b = out
+    assert a.per_sample["mean_jct_s"] == [[0.0, 1.0], [10.0, 11.0], [20.0, 21.0]]
+    assert a.per_seed["mean_jct_s"] == [0.5, 10.5, 20.5]
+    assert b.per_seed["mean_jct_s"] == [1000.0, 1010.0, 1020.0] and b.samples == 1

@@ -72,8 +72,14 @@ def run_benchmark(
     owner = {t.index: t.entrant for t in tasks}
     done: dict[int, PolicyResult] = {}
     bar = _Bar(len(tasks), progress)
-    # the serial path runs models with one torch thread, as a pool worker does (sweep)
-    results = run_grid(tasks, *sweep, fn=run_sample)
+    # Handed out sample-major within a policy (every seed's sample 0, then sample 1, ...):
+    # workers that start together then play different seeds, so each seed's reference JCTs
+    # (mrgym.reference, ~5 s a seed on ila72) are simulated once and read from the disk
+    # cache after; seed-major, two workers would start the same seed's samples together and
+    # both simulate them.  Results are placed by index, so the order changes no number.
+    # The serial path runs models with one torch thread, as a pool worker does (sweep).
+    order = sorted(tasks, key=lambda t: (t.entrant, t.sample))
+    results = run_grid(order, *sweep, fn=run_sample)
     try:
         for res in results:
             p = pending[owner[res.index]]
@@ -99,7 +105,7 @@ def _collect(p: _Pending, seeds: list[int]) -> tuple[PolicyResult | None, str | 
         if r.error is not None:
             return None, f"seed {t.seed} sample {t.sample}: {r.error}"
     k = len(runs) // len(seeds)
-    # per seed, its K samples' values (the tasks run seed-major, then sample)
+    # per seed, its K samples' values (the grid, not the run order, is seed-major)
     per_sample = {
         key: [[runs[i * k + j].values[key] for j in range(k)] for i in range(len(seeds))]
         for key in METRIC_KEYS
