@@ -420,7 +420,8 @@ def training_set(
     between processes (:mod:`mrgym.disk_cache`: §4.1's profiling is done once per cluster,
     ~21 CPU-s on ``ila72``)."""
     sc = one_server(scenario)
-    key = json.dumps([sc.model_dump(), n_combos, seed, list(profiles)], sort_keys=True, default=str)
+    dump = sc.model_dump(exclude={"description"})  # all a simulation reads
+    key = json.dumps([dump, n_combos, seed, list(profiles)], sort_keys=True, default=str)
     if key in _CACHE:
         return _CACHE[key]
     ts = disk_cache.cached(

@@ -17,11 +17,11 @@ the parameters) with a fingerprint of the code (the bytes of every file of the `
 and ``baselines`` packages, located without importing them) and the versions of Python,
 NumPy and SimPy, so an edit of the simulator, a baseline or a scenario gives new names
 and an entry is never stale: a cached result is the one the current code would compute,
-bit for bit (pickle keeps every float).  Entries are written to a temporary file and renamed into place, so workers that
-race compute the same entry twice at worst, and an entry that cannot be read is computed
-again and rewritten.  The folder holds one subfolder per code fingerprint; those unused
-for :data:`PRUNE_DAYS` are removed when a new one is made.  Entries are pickles: read
-only a folder you write yourself.
+bit for bit (pickle keeps every float).  Entries are written to a temporary file and
+renamed into place, so workers that race compute the same entry twice at worst, and an
+entry that cannot be read is computed again and rewritten.  The folder holds one
+subfolder per code fingerprint; those unused for :data:`PRUNE_DAYS` are removed when a new
+one is made.  Entries are pickles: read only a folder you write yourself.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import json
 import os
 import pickle
 import platform
+import re
 import shutil
 import tempfile
 import time
@@ -49,6 +50,7 @@ PRUNE_DAYS = 7.0
 #: reference JCTs run ``fair``, ILA's training set its probe scheduler)
 CODE = ("mrgym", "baselines")
 _FINGERPRINTS: dict[tuple[str, ...], str] = {}
+_FINGERPRINT_NAME = re.compile(r"[0-9a-f]{20}")  # code_fingerprint's folders
 
 
 def cache_dir() -> Path | None:
@@ -141,11 +143,14 @@ def _touch(folder: Path) -> None:
 
 
 def _prune(keep: Path) -> None:
-    """Remove the other fingerprints' folders that no process used for PRUNE_DAYS."""
+    """Remove the other fingerprints' folders that no process used for PRUNE_DAYS; nothing
+    else (``MRGYM_CACHE`` may name a folder that holds other things too)."""
     cutoff = time.time() - PRUNE_DAYS * 86400.0
     for d in keep.parent.iterdir():
+        if d == keep or not _FINGERPRINT_NAME.fullmatch(d.name):
+            continue
         try:
-            if d != keep and d.is_dir() and d.stat().st_mtime < cutoff:
+            if d.is_dir() and d.stat().st_mtime < cutoff:
                 shutil.rmtree(d, ignore_errors=True)
         except OSError:
             continue

@@ -86,14 +86,17 @@ def test_the_fingerprint_changes_with_any_file_of_the_code(tmp_path, monkeypatch
 
 
 def test_a_new_fingerprint_prunes_the_folders_unused_for_a_week(cache, monkeypatch):
-    old, recent = cache / "old-code", cache / "recent-code"
-    for d in (old, recent):
+    old, recent, other = cache / ("0" * 20), cache / ("a" * 20), cache / "photos"
+    for d in (old, recent, other):
         d.mkdir(parents=True)
         (d / "x.pkl").write_bytes(b"")
     week_ago = time.time() - (disk_cache.PRUNE_DAYS + 1) * 86400.0
-    os.utime(old, (week_ago, week_ago))
+    for d in (old, other):
+        os.utime(d, (week_ago, week_ago))
     disk_cache.cached("demo", 0, Counter(0))
     assert not old.exists() and recent.exists()
+    assert (other / "x.pkl").exists()  # not a fingerprint's folder: never removed
+    assert len(disk_cache.code_fingerprint()) == 20
 
 
 def test_reference_jcts_from_disk_equal_the_simulated_ones(cache, monkeypatch):
