@@ -418,7 +418,7 @@ def training_set(
     """ILA §4.1's training set on ``scenario``'s server: every profile of ``profiles``
     against the same ``n_combos`` random backgrounds; kept per process, and on disk
     between processes (:mod:`mrgym.disk_cache`: §4.1's profiling is done once per cluster,
-    ~21 CPU-s on ``ila72``)."""
+    ~20 CPU-s on ``ila72``)."""
     sc = one_server(scenario)
     dump = sc.model_dump(exclude={"description"})  # all a simulation reads
     key = json.dumps([dump, n_combos, seed, list(profiles)], sort_keys=True, default=str)

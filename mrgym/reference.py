@@ -49,19 +49,28 @@ def isolated_jct(
     return out
 
 
-def reference_jct(scenario: Scenario | str | dict, seed: int) -> dict[int, float]:
+def reference_jct(
+    scenario: Scenario | str | dict, seed: int, keep: bool = True
+) -> dict[int, float]:
     """Each job's reference JCT, keyed by job id: :func:`isolated_jct` under
     :data:`REFERENCE_SCHEDULER`.  The same for every policy on a seed; kept per (scenario,
-    seed) in the process, and on disk between processes (:mod:`mrgym.disk_cache`), since
-    it costs one simulation per job."""
+    seed) in the process, since it costs one simulation per job, and with ``keep`` on disk
+    between processes too (:mod:`mrgym.disk_cache`): the seeds a benchmark or evaluation
+    names, not a training episode's drawn one.  A trace workload's are not kept on disk
+    (the key holds the trace's path, not its contents)."""
     sc = load_scenario(scenario)
     key = (sc.model_dump_json(), int(seed))
     if key not in _REFERENCE:
         if len(_REFERENCE) >= _REFERENCE_KEEP:
             _REFERENCE.pop(next(iter(_REFERENCE)))
-        _REFERENCE[key] = disk_cache.cached(
-            "reference_jct",
-            [REFERENCE_SCHEDULER, *key],
-            lambda: isolated_jct(sc, REFERENCE_SCHEDULER, key[1]),
-        )
+
+        def compute() -> dict[int, float]:
+            return isolated_jct(sc, REFERENCE_SCHEDULER, key[1])
+
+        if keep and sc.workload.path is None:
+            _REFERENCE[key] = disk_cache.cached(
+                "reference_jct", [REFERENCE_SCHEDULER, *key], compute
+            )
+        else:
+            _REFERENCE[key] = compute()
     return _REFERENCE[key]

@@ -382,7 +382,8 @@ def _bench(tmp_path: Path, name: str, *extra: str) -> dict:
     return json.loads(out.read_text())
 
 
-def test_benchmark_reproduces_a_baseline_row_bit_for_bit(tmp_path):
+def test_benchmark_reproduces_a_baseline_row_bit_for_bit(tmp_path, monkeypatch):
+    monkeypatch.setenv("MRGYM_CACHE", "off")  # the workers compute the reference JCTs too
     pols = ["--policies", "fair,dl-sched"]
     a = _bench(tmp_path, "a.json", *pols, "--workers", "1")
     b = _bench(tmp_path, "b.json", *pols, "--workers", "2")  # parallel: the same numbers
@@ -424,7 +425,10 @@ def test_an_interrupted_benchmark_keeps_the_finished_policies_and_resumes(
     tmp_path, monkeypatch, capsys
 ):
     from mrgym import cli
+    from mrgym.reference import reference_jct
 
+    for seed in (3000, 3001):  # the seeds' reference JCTs (Simulation.run too) in memory
+        reference_jct(SCENARIO, seed)
     real, calls = Simulation.run, {"n": 0}
 
     def run(self):

@@ -76,27 +76,54 @@ def test_the_fingerprint_changes_with_any_file_of_the_code(tmp_path, monkeypatch
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(disk_cache, "_FINGERPRINTS", {})
     before = disk_cache.code_fingerprint(("fakepkg",))
-    assert disk_cache.code_fingerprint(("fakepkg",)) == before  # once per process
     (pkg / "sub" / "model.py").write_text("RATE = 2.0\n")
+    assert disk_cache.code_fingerprint(("fakepkg",)) == before  # the code as first seen
+    assert disk_cache._hash_code(("fakepkg",)) != before  # the files now
     monkeypatch.setattr(disk_cache, "_FINGERPRINTS", {})
     assert disk_cache.code_fingerprint(("fakepkg",)) != before
+    assert "fakepkg" not in sys.modules  # located, not imported
+    (pkg / "sub" / "model.py").unlink()
+    (pkg / "__init__.py").unlink()
+    (pkg / "__init__.pyc").write_bytes(b"")
+    assert disk_cache._hash_code(("fakepkg",)) is None  # no source: nothing is kept
     with pytest.raises(ValueError, match="packages: 'no_such_pkg_x' is not an importable"):
         disk_cache.code_fingerprint(("no_such_pkg_x",))
-    assert "no_such_pkg_x" not in sys.modules
 
 
-def test_a_new_fingerprint_prunes_the_folders_unused_for_a_week(cache, monkeypatch):
-    old, recent, other = cache / ("0" * 20), cache / ("a" * 20), cache / "photos"
+def test_a_new_fingerprint_prunes_only_its_own_kind_of_folder_unused_for_a_week(cache):
+    old, recent, other = cache / ("0" * 20), cache / ("a" * 20), cache / ("b" * 20)
     for d in (old, recent, other):
         d.mkdir(parents=True)
         (d / "x.pkl").write_bytes(b"")
+    for d in (old, recent):
+        (d / disk_cache.MARKER).touch()
     week_ago = time.time() - (disk_cache.PRUNE_DAYS + 1) * 86400.0
     for d in (old, other):
         os.utime(d, (week_ago, week_ago))
     disk_cache.cached("demo", 0, Counter(0))
     assert not old.exists() and recent.exists()
-    assert (other / "x.pkl").exists()  # not a fingerprint's folder: never removed
-    assert len(disk_cache.code_fingerprint()) == 20
+    assert (other / "x.pkl").exists()  # no marker: not the cache's, never removed
+    assert (disk_cache.entry_path("demo", 0).parent / disk_cache.MARKER).is_file()
+
+
+def test_code_edited_after_the_process_loaded_it_writes_nothing(cache, monkeypatch):
+    monkeypatch.setattr(disk_cache, "_hash_code", lambda packages: "f" * 20)  # new files
+    f = Counter(5)
+    assert disk_cache.cached("demo", 0, f) == 5 and disk_cache.cached("demo", 0, f) == 5
+    assert f.calls == 2 and not list(cache.rglob("demo-*.pkl"))
+
+
+def test_an_unpicklable_value_is_returned_and_leaves_no_file(cache):
+    value = {"f": lambda: None}  # pickle refuses a lambda
+    assert disk_cache.cached("demo", 0, lambda: value) is value
+    folder = disk_cache.entry_path("demo", 0).parent
+    assert not [p for p in folder.iterdir() if p.name != disk_cache.MARKER]
+
+
+def test_a_relative_folder_is_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MRGYM_CACHE", "rel/c")
+    assert disk_cache.cache_dir() == tmp_path / "rel" / "c"
 
 
 def test_reference_jcts_from_disk_equal_the_simulated_ones(cache, monkeypatch):
@@ -112,6 +139,27 @@ def test_reference_jcts_from_disk_equal_the_simulated_ones(cache, monkeypatch):
     assert reference.reference_jct("lee-gpu", 3) == first
     with pytest.raises(AssertionError, match="simulated again"):  # another seed: computed
         reference.reference_jct("lee-gpu", 4)
+
+
+def test_a_drawn_seed_and_a_trace_workload_are_kept_in_memory_only(cache, monkeypatch):
+    monkeypatch.setattr(reference, "_REFERENCE", {})
+    monkeypatch.setattr(reference, "isolated_jct", lambda sc, s, seed: {0: float(seed)})
+    assert reference.reference_jct("lee-gpu", 5, keep=False) == {0: 5.0}
+    trace = {"workload": {"kind": "swim", "path": "trace.tsv"}}
+    monkeypatch.setattr(reference, "load_scenario", lambda sc: _Trace(trace))
+    assert reference.reference_jct("lee-gpu", 6) == {0: 6.0}
+    assert not list(cache.rglob("reference_jct-*.pkl"))
+
+
+class _Trace:
+    """A stand-in scenario whose workload reads a file."""
+
+    def __init__(self, data):
+        self.data = data
+        self.workload = type("W", (), {"path": data["workload"]["path"]})()
+
+    def model_dump_json(self):
+        return str(self.data)
 
 
 def test_ilas_training_set_from_disk_is_the_computed_one(cache, monkeypatch):

@@ -78,9 +78,10 @@ def test_one_server_follows_the_scenario():
     assert T.background_slots(6, 2) == [0] + [v for v in range(1, 6) for _ in range(2)]
 
 
-def test_same_seed_same_set_other_seed_other_set(small):
+def test_same_seed_same_set_other_seed_other_set(small, monkeypatch):
     X, y = small.X.copy(), small.y.copy()
     assert T.training_set("ila72", n_combos=8, seed=5) is small  # cached per process
+    monkeypatch.setenv("MRGYM_CACHE", "off")  # built again, not read from the disk cache
     T._CACHE.clear()
     again = T.training_set("ila72", n_combos=8, seed=5)
     assert again is not small

@@ -130,6 +130,7 @@ def _in(name: str, *prefixes: str) -> bool:
 # ``mrgym`` (its ``__init__``: the public names) imports the harness, so it ranks above it.
 RANKS = (
     ("mrgym.seeds", "mrgym.config", "mrgym.workloads", "mrgym.sim", "mrgym.pareto"),
+    ("mrgym.disk_cache",),
     ("mrgym.metrics", "mrgym.registry", "mrgym.reference"),
     ("mrgym.envs",),
     ("mrgym.policy", "mrgym.runner", "mrgym.bench"),

@@ -330,10 +330,14 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         # the hooks' state before their reset(seed) is part of the episode record: a
         # baseline may keep state across episodes
         hooks0 = copy.deepcopy(self._hooks)
-        return self._begin(ep_seed, options, self._hooks, hooks0, self._hooks_decide)
+        return self._begin(
+            ep_seed, options, self._hooks, hooks0, self._hooks_decide, keep=seed is not None
+        )
 
-    def _begin(self, ep_seed: int, options, hooks, hooks0, hooks_decide: bool):
-        """Start the episode of ``ep_seed`` (reset without touching ``np_random``)."""
+    def _begin(self, ep_seed: int, options, hooks, hooks0, hooks_decide: bool, keep: bool = True):
+        """Start the episode of ``ep_seed`` (reset without touching ``np_random``).
+        ``keep``: the seed was given, so its reference JCTs are worth keeping on disk (a
+        training episode's drawn seed is not met again)."""
         self._ep_seed, self._options, self._hooks0 = ep_seed, copy.deepcopy(options), hooks0
         self._actions, self._asked, self._asked_now = [], [], False
         # set_hooks between resets changes the next episode, not the record of this one
@@ -355,7 +359,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         self._holds, self._n_held = {}, 0
         reference = None
         if self.weights["slowdown"]:  # one simulation per job, once per (scenario, seed)
-            reference = reference_jct(self.scenario, ep_seed)
+            reference = reference_jct(self.scenario, ep_seed, keep=keep)
         self.rewards = RewardTracker(self.weights, reference)
         self._vm = None
         self._advance()
