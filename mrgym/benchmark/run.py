@@ -74,7 +74,7 @@ def run_benchmark(
     bar = _Bar(len(tasks), progress)
     # Handed out sample-major within a policy (every seed's sample 0, then sample 1, ...):
     # workers that start together then play different seeds, so each seed's reference JCTs
-    # (mrgym.reference, ~5 s a seed on ila72) are simulated once and read from the disk
+    # (mrgym.reference, ~5-10 CPU-s a seed on ila72) are simulated once and read from the disk
     # cache after; seed-major, two workers would start the same seed's samples together and
     # both simulate them.  Results are placed by index, so the order changes no number.
     # The serial path runs models with one torch thread, as a pool worker does (sweep).

@@ -75,7 +75,7 @@ def run_sample(task: SampleTask) -> SampleResult:
             pol = with_policy_seed(pol, task.policy_seed)
         row = run_row(pol, task.scenario, task.seed, {}, keep_logs=True)
         # the tracks' metrics (mrgym.benchmark.tracks); the reference JCTs are the seed's,
-        # the same for every policy, computed once per worker process
+        # the same for every policy, computed once and kept (mrgym.disk_cache)
         row.update(track_values(row, row["_jobs"], reference_jct(task.scenario, task.seed)))
     except Exception as e:  # noqa: BLE001 - reported per policy, the run goes on
         text = " ".join(f"{type(e).__name__}: {e}".split())[:300]
