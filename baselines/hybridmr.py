@@ -181,6 +181,8 @@ class HybridMRScheduler(Scheduler):
         # Hadoop speculation off: phase II kills and pauses tasks itself (results kept)
         self.inner = FairScheduler(speculation=False)
         self.n_gated = 0
+        # (VM, kind, job, task) of the relaunch the last gate() decided: pick_task names it
+        self._relaunch: tuple[int, str, int, int] | None = None
 
     def reset(self, seed: int | None) -> None:
         if self.phase1 is not None:
@@ -188,6 +190,7 @@ class HybridMRScheduler(Scheduler):
         if self.phase2 is not None:
             self.phase2 = LearnedPhase2(**self._params)
         self.n_gated = 0
+        self._relaunch = None
 
     def place_job(self, job, view) -> frozenset[str] | None:
         return self.phase1.place(job, view) if self.phase1 is not None else None
@@ -200,10 +203,12 @@ class HybridMRScheduler(Scheduler):
         reassigned to this VM, or no task on a host under SLA pressure, a paused VM or a
         disk that one more map would thrash; None leaves the slot to the FairScheduler."""
         p2 = self.phase2
+        self._relaunch = None
         if p2 is None:
             return None
         mine = p2.reserved_for(ctx)
         if mine is not None:
+            self._relaunch = (ctx.vm.id, str(ctx.slot_kind), *mine)
             return Decision(ctx.slot_kind, *mine)
         if not p2.admits(ctx):
             self.n_gated += 1
@@ -213,6 +218,15 @@ class HybridMRScheduler(Scheduler):
     def decide(self, ctx: DecisionContext) -> Decision:
         gated = self.gate(ctx)
         return gated if gated is not None else self.inner.decide(ctx)
+
+    def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
+        """The killed task that gate() just handed back to this VM (an environment's action
+        names a job and a kind, and would otherwise launch the simulator's pick of the
+        job's maps); elsewhere the FairScheduler's."""
+        r = self._relaunch
+        if r is not None and r[:3] == (ctx.vm.id, str(kind), job.id):
+            return r[3]
+        return self.inner.pick_task(ctx, job, kind)
 
 
 class HybridMRPhase1Scheduler(HybridMRScheduler):

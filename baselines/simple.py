@@ -210,11 +210,13 @@ class GatedScheduler(Scheduler):
         self.stochastic = getattr(gater, "stochastic", False) or getattr(order, "stochastic", False)
         self.control_period_s = gater.control_period_s
         self.n_gated = 0  # slots the gate declined
+        self._gated = False  # the last decision was the gate's (pick_task asks the gater)
 
     def reset(self, seed: int | None) -> None:
         self.gater.reset(seed)
         self.order.reset(seed)
         self.n_gated = 0
+        self._gated = False
 
     def place_job(self, job, view) -> frozenset[str] | None:
         return self.gater.place_job(job, view)
@@ -228,6 +230,7 @@ class GatedScheduler(Scheduler):
             d = self.order.gate(ctx)
         if d is not None and d.declines:
             self.n_gated += 1
+        self._gated = d is not None
         return d
 
     def decide(self, ctx: DecisionContext) -> Decision:
@@ -235,7 +238,9 @@ class GatedScheduler(Scheduler):
         return d if d is not None else self.order.decide(ctx)
 
     def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
-        return self.order.pick_task(ctx, job, kind)  # the order launches; the gate declines
+        # the order launches, unless the gate just launched (HybridMR's relaunch of a task)
+        part = self.gater if self._gated else self.order
+        return part.pick_task(ctx, job, kind)
 
 
 def compose(

@@ -164,6 +164,10 @@ def _verdict(ok: bool, direction: bool) -> str:
 
 
 # --- Fig. 6(a): profiling error --------------------------------------------------------------
+# the smaller of each pair of the profiler's held-out (servers, MB) sizes (its HELD_OUT)
+QUICK_HELD_OUT = ((12, 4096.0), (16, 10240.0), (24, 10240.0))
+
+
 @claim(
     paper="hybridmr",
     key="hybridmr-fig6a",
@@ -179,9 +183,12 @@ def _verdict(ok: bool, direction: bool) -> str:
         )
     ),
 )
-def fig6a(seeds: list[int], out: Path) -> Result:
+def fig6a(seeds: list[int], out: Path, quick: bool = False) -> Result:
     db = registry.tool("hybridmr-profiles")()
-    err = registry.tool("hybridmr-profiling-error")(db, seeds=tuple(seeds))
+    # quick (a smoke run): one held-out size per branch of Algorithm 1 (cluster size, data
+    # size, both) instead of two, half the runs
+    kw = {"held_out": QUICK_HELD_OUT} if quick else {}
+    err = registry.tool("hybridmr-profiling-error")(db, seeds=tuple(seeds), **kw)
     m, sd = err["mean"], err["std"]
     verdict = _verdict(m <= 0.108 * 1.5, m <= 0.30)
     why = (
@@ -220,13 +227,15 @@ def fig6a(seeds: list[int], out: Path) -> Result:
 
 
 # --- Fig. 8(a): phase I vs random placement -----------------------------------------------
+# quick (a smoke run): each job at a quarter of its maps (Fig. 8(a) and 8(b)-(c))
+QUICK_APPS = tuple((a, max(1, m // 4)) for a, m in APPS)
 WMIX = {"wmix-1": (0.5, 6), "wmix-2": (0.2, 10), "wmix-3": (0.8, 2)}  # interactive share, jobs
 
 
-def wmix(share: float, n_batch: int) -> dict:
+def wmix(share: float, n_batch: int, apps=APPS) -> dict:
     """§IV's workload mixes: ``share`` of the virtual servers run a loaded interactive VM,
     ``n_batch`` batch jobs (the paper gives only the interactive:batch proportions)."""
-    over = overrides(batch_jobs(n_batch))
+    over = overrides(batch_jobs(n_batch, apps=apps))
     k = max(1, round(24 * share))
     base = load_scenario("hybrid48").cluster.hosts
     virt = base[VIRTUAL_GROUP].model_dump(exclude_none=True)
@@ -257,10 +266,10 @@ def wmix(share: float, n_batch: int) -> dict:
         )
     ),
 )
-def fig8a(seeds: list[int], out: Path) -> Result:
+def fig8a(seeds: list[int], out: Path, quick: bool = False) -> Result:
     gains: dict[str, dict[str, list[float]]] = {}
     for mix, (share, n) in WMIX.items():
-        over = wmix(share, n)
+        over = wmix(share, n, QUICK_APPS if quick else APPS)
         g = gains[mix] = {"batch": [], "interactive": []}
         for s in seeds:
             rnd, p1 = run(over, "fifo-random", s), run(over, "hybridmr-phase1", s)
@@ -337,8 +346,7 @@ def virtual_only(jobs: list[dict]) -> dict:
 def fig8b(seeds: list[int], out: Path, quick: bool = False) -> Result:
     red: dict[str, dict[str, list[float]]] = {m: {} for m in MODES}
     multi: dict[str, list[float]] = {m: [] for m in MODES}
-    # quick (a smoke run): each job at a quarter of its maps
-    apps = tuple((a, max(1, m // 4)) for a, m in APPS) if quick else APPS
+    apps = QUICK_APPS if quick else APPS
     for s in seeds:
         for app, maps in apps:
             over = virtual_only([{"name": app, "profile": app, "maps": maps}])

@@ -49,15 +49,21 @@ PAPER_COST = {"9m1": 12.24, "5m1+4m1": 10.88, "5m1+4c1": 8.84}  # §4.4.1, $ per
 PAPER_ACC_H = 3.0
 
 
-def scenario(label: str):
-    """lee-cloud as one of §4.4.1's configurations (module docstring)."""
+def scenario(label: str, quick: bool = False):
+    """lee-cloud as one of §4.4.1's configurations (module docstring); ``quick``: each job
+    at gridmix2's "small" class, a tenth of the "medium" one (3 files: 51 maps, 15 reduces)."""
     core, acc, acc_type = CONFIGS[label]
     base = load_scenario("lee-cloud").model_dump()
     groups = [dict(base["cluster"]["hosts"][0], count=core)]
     if acc:
         groups.append(dict(base["cluster"]["hosts"][1], count=acc, type=acc_type, standby=True))
     over = {"name": f"lee-cloud-{label}", "cluster.hosts": groups}
-    over.update({f"workload.jobs.{j}.repeat": 1 for j in range(len(base["workload"]["jobs"]))})
+    for j, job in enumerate(base["workload"]["jobs"]):
+        over[f"workload.jobs.{j}.repeat"] = 1
+        if quick:  # a smoke run (the test suite's): the same rounds, pools and billing
+            over[f"workload.jobs.{j}.maps"] = 51
+            over[f"workload.jobs.{j}.input_mb"] = job["input_mb"] / 10
+            over[f"workload.jobs.{j}.reduces"] = min(job["reduces"], 15)
     over["dynamics"] = {"billing": "hourly"}  # no spot pool, so no spot market
     return load_scenario("lee-cloud", over)
 
@@ -152,12 +158,12 @@ def core_disk_mb(sim) -> float:
 
 
 @cache
-def run(label: str, seed: int) -> dict:
+def run(label: str, seed: int, quick: bool = False) -> dict:
     """One episode of configuration ``label``: per-round time and cost, and the disk work
     the core nodes must do per round (cached: both claims read the same runs)."""
     acc = CONFIGS[label][1]
     sched = registry.tool("cloud-driver")(inner="fair") if acc else registry.make("fair")
-    sim = build_simulation(scenario(label), sched, seed)
+    sim = build_simulation(scenario(label, quick), sched, seed)
     sim.run()
     rounds = int(round(max(j.arrived_s for j in sim.jobs) / ROUND_S)) + 1
     spot = sim.scenario.dynamics.spot
@@ -202,15 +208,15 @@ def _acc_share(sim) -> float:
     return sum(1 for a in maps if a.vm.host.pool != "core") / max(1, len(maps))
 
 
-def _hours(label: str, seeds: list[int]) -> str:
+def _hours(label: str, seeds: list[int], quick: bool = False) -> str:
     """The billed hours per accelerator seen over the seeds and rounds ("1 or 2")."""
-    seen = sorted({round(h, 2) for s in seeds for h in run(label, s)["acc_billed_h"]})
+    seen = sorted({round(h, 2) for s in seeds for h in run(label, s, quick)["acc_billed_h"]})
     return " or ".join(f"{h:g}" for h in seen)
 
 
-def _mean(label: str, key: str, seeds: list[int]) -> list[float]:
+def _mean(label: str, key: str, seeds: list[int], quick: bool = False) -> list[float]:
     """Per seed, the mean over the rounds of ``key``."""
-    return [sum(run(label, s)[key]) / len(run(label, s)[key]) for s in seeds]
+    return [sum(run(label, s, quick)[key]) / len(run(label, s, quick)[key]) for s in seeds]
 
 
 @claim(
@@ -223,14 +229,14 @@ def _mean(label: str, key: str, seeds: list[int]) -> list[float]:
     default_seeds=3,
     setup=cloud_setup,
 )
-def lee_cost(seeds: list[int], out: Path) -> Result:
+def lee_cost(seeds: list[int], out: Path, quick: bool = False) -> Result:
     labels = list(PAPER_COST)
-    cost = {lb: _mean(lb, "cost", seeds) for lb in labels}
+    cost = {lb: _mean(lb, "cost", seeds, quick) for lb in labels}
     m = {lb: mean_ci(cost[lb]).mean for lb in labels}
     acc = [lb for lb in labels if CONFIGS[lb][1]]  # the configurations with accelerators
-    billed = {lb: _mean(lb, "acc_billed_h", seeds) for lb in acc}
-    lived = {lb: _mean(lb, "acc_session_h", seeds) for lb in acc}
-    rounds = {lb: _mean(lb, "round_h", seeds) for lb in labels}
+    billed = {lb: _mean(lb, "acc_billed_h", seeds, quick) for lb in acc}
+    lived = {lb: _mean(lb, "acc_session_h", seeds, quick) for lb in acc}
+    rounds = {lb: _mean(lb, "round_h", seeds, quick) for lb in labels}
     hb = {lb: mean_ci(billed[lb]).mean for lb in acc}
     # what the runs decide: the accelerators' billed hours (the core nodes' 4 h per round
     # are the billing rule's); the thesis' dollars are 4 accelerators x 3 h each
@@ -256,7 +262,7 @@ def lee_cost(seeds: list[int], out: Path) -> Result:
         "ends, and c1.medium billed less than m1.large). Ours: "
         + "; ".join(
             f"{lb} rounds of {fmt(rounds[lb], digits=2)} h, accelerator sessions of "
-            f"{fmt(lived[lb], digits=2)} h, billed {_hours(lb, seeds)} h each"
+            f"{fmt(lived[lb], digits=2)} h, billed {_hours(lb, seeds, quick)} h each"
             for lb in acc
         )
         + "."
@@ -298,14 +304,14 @@ def lee_cost(seeds: list[int], out: Path) -> Result:
     default_seeds=3,
     setup=cloud_setup,
 )
-def lee_rounds(seeds: list[int], out: Path) -> Result:
+def lee_rounds(seeds: list[int], out: Path, quick: bool = False) -> Result:
     labels = ["5m1", "5m1+4c1", "5m1+8c1", "9m1"]
-    span = {lb: [max(run(lb, s)["round_h"]) for s in seeds] for lb in labels}
+    span = {lb: [max(run(lb, s, quick)["round_h"]) for s in seeds] for lb in labels}
     m = {lb: mean_ci(span[lb]).mean for lb in labels}
     paper_ok = m["5m1"] > 4.0 and 2.0 <= m["5m1+4c1"] <= 3.0 and m["5m1+8c1"] < 2.0
     faster = m["5m1"] > 1.05 * m["5m1+4c1"] and m["5m1+4c1"] > 1.05 * m["5m1+8c1"]
     verdict = "reproduced" if paper_ok else ("same direction" if faster else "not reproduced")
-    r0 = run("5m1+8c1", seeds[0])
+    r0 = run("5m1+8c1", seeds[0], quick)
     ours = ", ".join(f"{lb} {fmt(span[lb], digits=2)} h" for lb in labels) + " (longest round)"
     why = (
         "Criterion: the thesis' three statements (5m1 > 4 h, 5m1+4c1 in 2-3 h, 5m1+8c1 < "
@@ -343,5 +349,5 @@ def lee_rounds(seeds: list[int], out: Path) -> Result:
     ax.set_ylabel("longest round (h)")
     ax.legend(fontsize=7)
     path = save(fig, plot_file(out, "lee-4.4.1-rounds"), "Lee §4.4.1 / Fig. 4.9: round time")
-    data = {"round_h": span, **{f"{lb}_runs": [run(lb, s) for s in seeds] for lb in labels}}
+    data = {"round_h": span, **{f"{lb}_runs": [run(lb, s, quick) for s in seeds] for lb in labels}}
     return Result(ours, verdict, why, path, data)

@@ -35,6 +35,8 @@ from mrgym.runner import run_sim
 SCHED = "fifo"  # one job alone: every scheduler runs it the same way
 HISTORY = 10  # runs the model is fitted to (§5.3.1)
 ACTUAL = 15  # held-out runs giving the actual distribution
+# history and held-out runs of a quick run (a smoke run: the test suite's), half and a third
+QUICK_RUNS = 5
 SAMPLES = 2000  # Monte-Carlo samples
 HOSTS = 8  # 32 map / 16 reduce workers: the thesis' "50 workers"
 JOBS = {
@@ -112,18 +114,23 @@ def predict_setup(*extra) -> tuple:
     )
 
 
+def _runs(quick: bool) -> tuple[int, int]:
+    """History and held-out runs per replicate (``quick``: a smoke run's)."""
+    return (QUICK_RUNS, QUICK_RUNS) if quick else (HISTORY, ACTUAL)
+
+
 @cache
-def model(job: str, seed: int) -> Any:
+def model(job: str, seed: int, quick: bool = False) -> Any:
     """The fitted model and predicted distribution (``JobPrediction``) of replicate ``seed``."""
-    hist = range(1000 * seed, 1000 * seed + HISTORY)
+    hist = range(1000 * seed, 1000 * seed + _runs(quick)[0])
     return registry.tool("jct-predict")(scenario(job), 0, hist, SAMPLES, seed, SCHED)
 
 
 @cache
-def actual(job: str, hosts: int, seed: int) -> np.ndarray:
+def actual(job: str, hosts: int, seed: int, quick: bool = False) -> np.ndarray:
     """The simulator's JCTs of the job at the held-out seeds of replicate ``seed``."""
     out = []
-    for s in range(1000 * seed + 100, 1000 * seed + 100 + ACTUAL):
+    for s in range(1000 * seed + 100, 1000 * seed + 100 + _runs(quick)[1]):
         _, _, _, arr, fin = run_sim(scenario(job, hosts), SCHED, s).jobs[0]
         out.append(fin - arr)
     return np.array(out)
@@ -146,8 +153,8 @@ def _cdf(ax, x, label: str, **kw) -> None:
     ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=label, **kw)
 
 
-def _why_contention(seeds: list[int], saw_closer: bool) -> str:
-    m = model("sort", seeds[0]).model
+def _why_contention(seeds: list[int], saw_closer: bool, quick: bool = False) -> str:
+    m = model("sort", seeds[0], quick).model
     saw = (
         " Saw, whose maps read and compute with little output, is predicted closer."
         if saw_closer
@@ -177,8 +184,12 @@ def _why_contention(seeds: list[int], saw_closer: bool) -> str:
     default_seeds=3,
     setup=predict_setup,
 )
-def lee_predict_dist(seeds: list[int], out: Path) -> Result:
-    acc = {j: [accuracy(model(j, s).prediction, actual(j, HOSTS, s)) for s in seeds] for j in JOBS}
+def lee_predict_dist(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    n_hist, n_act = _runs(quick)
+    acc = {
+        j: [accuracy(model(j, s, quick).prediction, actual(j, HOSTS, s, quick)) for s in seeds]
+        for j in JOBS
+    }
 
     def col(j: str, k: str) -> list[float]:
         return [a[k] for a in acc[j]]
@@ -199,8 +210,8 @@ def lee_predict_dist(seeds: list[int], out: Path) -> Result:
         for j in JOBS
     )
     why = (
-        f"Model fitted to {HISTORY} runs, {SAMPLES} Monte-Carlo samples, compared with "
-        f"{ACTUAL} held-out runs on {HOSTS} hosts (32 map / 16 reduce slots). The thesis "
+        f"Model fitted to {n_hist} runs, {SAMPLES} Monte-Carlo samples, compared with "
+        f"{n_act} held-out runs on {HOSTS} hosts (32 map / 16 reduce slots). The thesis "
         "gives no number; 'fairly accurate' is taken as |predicted mean − actual mean| ≤ 10 % "
         "of the actual for both jobs ('same direction' ≤ 25 %). The thesis' second "
         "observation, an actual distribution sharper than the predicted one, "
@@ -209,12 +220,12 @@ def lee_predict_dist(seeds: list[int], out: Path) -> Result:
         "p10-p90; the KS distance is the largest gap between the two CDFs."
     )
     if err["sort"] > 0.05 and np.mean(col("sort", "mean_err")) > 0:
-        why += _why_contention(seeds, err["saw"] < err["sort"])
+        why += _why_contention(seeds, err["saw"] < err["sort"], quick)
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     for ax, j in zip(axes, JOBS):
-        _cdf(ax, model(j, seeds[0]).prediction.samples, "predicted")
-        _cdf(ax, actual(j, HOSTS, seeds[0]), f"actual ({ACTUAL} runs)")
+        _cdf(ax, model(j, seeds[0], quick).prediction.samples, "predicted")
+        _cdf(ax, actual(j, HOSTS, seeds[0], quick), f"actual ({n_act} runs)")
         ax.set_title(f"{j.capitalize()} on {HOSTS} hosts (seed {seeds[0]})", fontsize=9)
         ax.set_xlabel("JCT (s)")
         ax.grid(alpha=0.3)
@@ -246,14 +257,14 @@ SCALE = (HOSTS, 2 * HOSTS, 4 * HOSTS)  # the thesis' 50 -> 100, 200 workers
         )
     ),
 )
-def lee_predict_workers(seeds: list[int], out: Path) -> Result:
+def lee_predict_workers(seeds: list[int], out: Path, quick: bool = False) -> Result:
     rows: dict[int, list[dict[str, float]]] = {h: [] for h in SCALE}
     for s in seeds:
-        jp = model("sort", s)
+        jp = model("sort", s, quick)
         for h in SCALE:
             pred = jp.at_workers(jp.model.map_workers * h // HOSTS, SAMPLES, s)
-            rows[h].append(accuracy(pred, actual("sort", h, s)) | {"pred": pred.mean})
-            rows[h][-1]["act"] = float(actual("sort", h, s).mean())
+            rows[h].append(accuracy(pred, actual("sort", h, s, quick)) | {"pred": pred.mean})
+            rows[h][-1]["act"] = float(actual("sort", h, s, quick).mean())
     mean = {h: {k: float(np.mean([r[k] for r in rows[h]])) for k in rows[h][0]} for h in SCALE}
     left = all(mean[a][k] > mean[b][k] for a, b in zip(SCALE, SCALE[1:]) for k in ("pred", "act"))
     worst = max(abs(mean[h]["mean_err"]) for h in SCALE)
@@ -269,14 +280,16 @@ def lee_predict_workers(seeds: list[int], out: Path) -> Result:
     why = (
         f"Sort's model fitted on {HOSTS} hosts (32 map workers) predicts 2x and 4x the "
         "workers (reduce workers scaled along, the job's reduce/map slot ratio), against "
-        f"{ACTUAL} actual runs at each size. Criterion: both distributions move left as "
+        f"{_runs(quick)[1]} actual runs at each size. Criterion: both distributions move left as "
         "workers are added and every predicted mean is within 10 % of the actual; 'same "
         "direction' if only the move holds."
     )
     errs = [abs(mean[h]["mean_err"]) for h in SCALE]
     if worst > 0.10 and all(a < b for a, b in zip(errs, errs[1:])):
-        post = float(np.mean([o.jct - o.map_end for o in model("sort", seeds[0]).observations]))
-        act_post = {h: float(np.mean(actual("sort", h, seeds[0]))) for h in SCALE}
+        post = float(
+            np.mean([o.jct - o.map_end for o in model("sort", seeds[0], quick).observations])
+        )
+        act_post = {h: float(np.mean(actual("sort", h, seeds[0], quick))) for h in SCALE}
         why += (
             " The error grows with the workers because the thesis' model carries the "
             "task durations measured on the small cluster over unchanged (§5.3.2), while in "
@@ -290,9 +303,9 @@ def lee_predict_workers(seeds: list[int], out: Path) -> Result:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     for i, h in enumerate(SCALE):
-        pred = model("sort", seeds[0]).at_workers(4 * h, SAMPLES, seeds[0]).samples
+        pred = model("sort", seeds[0], quick).at_workers(4 * h, SAMPLES, seeds[0]).samples
         _cdf(ax, pred, f"predicted, {4 * h} workers", color=f"C{i}")
-        _cdf(ax, actual("sort", h, seeds[0]), f"actual, {4 * h}", color=f"C{i}", ls="--")
+        _cdf(ax, actual("sort", h, seeds[0], quick), f"actual, {4 * h}", color=f"C{i}", ls="--")
     ax.set_xlabel("Sort JCT (s)")
     ax.set_ylabel("CDF")
     ax.set_title(f"Lee Figs. 5.9-5.11: model from 32 workers (seed {seeds[0]})", fontsize=9)
@@ -306,23 +319,23 @@ def lee_predict_workers(seeds: list[int], out: Path) -> Result:
 DEADLINE_HOSTS = (8, 9)
 
 
-def _deadline_runs(seeds: list[int]) -> tuple[dict, dict, list, list]:
+def _deadline_runs(seeds: list[int], quick: bool = False) -> tuple[dict, dict, list, list]:
     """Per seed: predicted and actual P(meet) per host count, the hosts the model picks
     for 80 % and the share of actual runs on those that meet the deadline."""
     pred: dict[int, list[float]] = {h: [] for h in DEADLINE_HOSTS}
     act: dict[int, list[float]] = {h: [] for h in DEADLINE_HOSTS}
     chosen, met = [], []
     for s in seeds:
-        jp = model("sort", s)
+        jp = model("sort", s, quick)
         d = jp.prediction.quantile(0.5)  # the deadline the 8-host job meets 50-50 (predicted)
         cands = [4 * h for h in range(HOSTS, 2 * HOSTS + 1)]  # whole hosts, up to 2x
         alloc = jp.allocate(d, 0.8, cands, SAMPLES, s)
         for h in DEADLINE_HOSTS:
             pred[h].append(alloc.p_meet[4 * h])
-            act[h].append(float(np.mean(actual("sort", h, s) <= d)))
+            act[h].append(float(np.mean(actual("sort", h, s, quick) <= d)))
         h_star = (alloc.workers or cands[-1]) // 4
         chosen.append(h_star)
-        met.append(float(np.mean(actual("sort", h_star, s) <= d)))
+        met.append(float(np.mean(actual("sort", h_star, s, quick) <= d)))
     return pred, act, chosen, met
 
 
@@ -357,8 +370,8 @@ def _deadline_plot(pred: dict, act: dict, out: Path) -> Path:
         )
     ),
 )
-def lee_predict_deadline(seeds: list[int], out: Path) -> Result:
-    pred, act, chosen, met = _deadline_runs(seeds)
+def lee_predict_deadline(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    pred, act, chosen, met = _deadline_runs(seeds, quick)
     gap = max(abs(np.mean(pred[h]) - np.mean(act[h])) for h in DEADLINE_HOSTS)
 
     def rising(p: dict[int, list[float]]) -> bool:
@@ -385,7 +398,7 @@ def lee_predict_deadline(seeds: list[int], out: Path) -> Result:
     why = (
         "Deadline = the predicted median JCT of Sort on 32 workers (the thesis' 50-50 case); "
         "the predicted probability at each worker count (the model's CDF at the deadline) is "
-        f"compared with the share of {ACTUAL} actual runs that meet it, and the fewest "
+        f"compared with the share of {_runs(quick)[1]} actual runs that meet it, and the fewest "
         "workers (whole hosts) the model gives for 80 % are run. Criterion: every predicted "
         "probability within 15 points of the actual and the chosen workers meet the "
         "deadline in ≥ 80 % of the runs; 'same direction' if both probabilities rise with "
@@ -423,9 +436,9 @@ ZERO_BEFORE = 0.80
 
 
 @cache
-def online(seed: int) -> dict[str, Any]:
+def online(seed: int, quick: bool = False) -> dict[str, Any]:
     """Remaining-time predictions every 20 s over one held-out Sort run."""
-    jp = model("sort", seed)
+    jp = model("sort", seed, quick)
     r = run_sim(scenario("sort"), SCHED, 1000 * seed + 100)
     _, _, _, a, f = r.jobs[0]
     ts = np.arange(0.0, f - a, EVERY_S)
@@ -439,13 +452,13 @@ def online(seed: int) -> dict[str, Any]:
     return {"jct": f - a, "rows": rows}
 
 
-def _online_stats(seeds: list[int]) -> tuple[list, list, list, list, list]:
+def _online_stats(seeds: list[int], quick: bool = False) -> tuple[list, list, list, list, list]:
     """Per seed, in shares of the JCT where a share: the remaining time's mean absolute
     error, the points within 1 std, the 2x-workers gain at submission, its largest rise
     between two points, and from when on it stays ~0."""
     mae, cover, first, zero_at, rises = [], [], [], [], []  # per seed; gains / JCT
     for s in seeds:
-        o = online(s)
+        o = online(s, quick)
         jct = o["jct"]
         e = [abs(p - a) for _, a, p, _, _ in o["rows"]]
         mae.append(float(np.mean(e)) / jct)
@@ -462,8 +475,8 @@ def _online_stats(seeds: list[int]) -> tuple[list, list, list, list, list]:
     return mae, cover, first, zero_at, rises
 
 
-def _online_plot(seeds: list[int], out: Path) -> Path:
-    o = online(seeds[0])
+def _online_plot(seeds: list[int], out: Path, quick: bool = False) -> Path:
+    o = online(seeds[0], quick)
     t, a, p, sd, q = (np.array(x) for x in zip(*o["rows"]))
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
@@ -494,8 +507,8 @@ def _online_plot(seeds: list[int], out: Path) -> Path:
         )
     ),
 )
-def lee_predict_online(seeds: list[int], out: Path) -> Result:
-    mae, cover, first, zero_at, rises = _online_stats(seeds)
+def lee_predict_online(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    mae, cover, first, zero_at, rises = _online_stats(seeds, quick)
     m = float(np.mean(mae))
     shrinks = min(first) >= GAIN_AT_START and max(rises) <= MAX_RISE and max(zero_at) <= ZERO_BEFORE
     verdict = (
@@ -514,7 +527,8 @@ def lee_predict_online(seeds: list[int], out: Path) -> Result:
     )
     why = (
         f"Every {EVERY_S:.0f} s of one held-out Sort run on {HOSTS} hosts the model (fitted "
-        "to the 10 history runs plus the job's own finished tasks) simulates from the job's "
+        f"to the {_runs(quick)[0]} history runs plus the job's own finished tasks) simulates "
+        "from the job's "
         "state: finished tasks done, running ones drawn given their elapsed time; beside it "
         "the same prediction with twice the workers from that moment on (Fig. 5.17). The "
         "thesis' statement tested (§5.4.2): adding workers helps at submission ('about "
@@ -539,7 +553,7 @@ def lee_predict_online(seeds: list[int], out: Path) -> Result:
         if not ok
     ]
     why += f" The benefit claim fails: {'; '.join(fails)}." if fails else ""
-    path = _online_plot(seeds, out)
+    path = _online_plot(seeds, out, quick)
     data = {"mae_over_jct": mae, "cover_1std": cover, "gain_first_over_jct": first}
     data |= {"gain_max_rise_over_jct": rises, "gain_zero_from_over_jct": zero_at}
     return Result(ours, verdict, why, path, data)

@@ -27,7 +27,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from mrgym import registry
-from mrgym.config import load_scenario
+from mrgym.config import Scenario, load_scenario
 from mrgym.reproduce.claims import Result, claim
 from mrgym.reproduce.claims import sources as src
 from mrgym.reproduce.setups import calibrated, fixed, paper, scenario_setup
@@ -47,6 +47,9 @@ GRID = ((20, 0.1), (100, 0.1), (100, 0.5), (200, 0.1))
 # stops at a deadline): each generation's new candidates are scored in parallel, one
 # prediction per thread, and the next generation waits for the slowest
 DEADLINE_S = 60  # §3.2.3: "a tunable time limit (60 seconds in the current prototype)"
+# a quick (smoke) run's deadline, with the quick Sort (QUICK_OVERRIDES): about half the
+# generations and scores of the GA sensitivity
+QUICK_DEADLINE_S = 30
 SCORE_S = Fraction("0.96")  # §3.3.4.1: "the simulator took 0.96 seconds to predict"
 THREADS = 8  # parallel predictions the thesis' timings imply (see _CLOCK)
 THREADS_QUAD = 4  # §3.3.2's quad-core servers (reported, not the verdict's clock)
@@ -118,41 +121,55 @@ _GA = fixed(
 )
 
 
+# quick (a smoke run: the test suite's): the Sort at a quarter of its maps (40 GB), for the
+# placements, the predictions and the simulations alike
+QUICK_OVERRIDES = {"workload.jobs.0.maps": 640}
+
+
 @cache
-def _hosts(policy: str, seed: int) -> tuple[int, ...]:
+def _scenario(quick: bool = False) -> str | Scenario:
+    """``tara80`` by its name, as the tools take it, or at the quick size."""
+    return load_scenario(SCENARIO, QUICK_OVERRIDES) if quick else SCENARIO
+
+
+@cache
+def _hosts(policy: str, seed: int, quick: bool = False) -> tuple[int, ...]:
     """The policy's placement (the heuristics ignore the seed; TARA's GA uses it)."""
     place = registry.tool("tara-placement")
     if policy == "tara":
-        return tuple(place(SCENARIO, "tara", seed=seed, **TARA_PARAMS))
-    return tuple(place(SCENARIO, policy))
+        return tuple(place(_scenario(quick), "tara", seed=seed, **TARA_PARAMS))
+    return tuple(place(_scenario(quick), policy))
 
 
-def scenario_with(hosts) -> dict:
-    """``tara80`` with its 80 VMs on ``hosts`` (``cluster.provision.placement:
-    explicit``)."""
-    data = load_scenario(SCENARIO).model_dump(mode="json")
+def scenario_with(hosts, quick: bool = False) -> dict:
+    """``tara80`` (``quick``: at the quick size) with its 80 VMs on ``hosts``
+    (``cluster.provision.placement: explicit``)."""
+    data = load_scenario(_scenario(quick)).model_dump(mode="json")
     data["cluster"]["provision"].update(placement="explicit", hosts=[int(h) for h in hosts])
     return data
 
 
 @cache
-def simulated(policy: str, seed: int) -> float:
+def simulated(policy: str, seed: int, quick: bool = False) -> float:
     """JCT (s) of the Sort in the full simulator with the policy's placement."""
-    r = run_sim(scenario_with(_hosts(policy, seed)), SCHED, seed)
+    r = run_sim(scenario_with(_hosts(policy, seed, quick), quick), SCHED, seed)
     (_, _, _, arrived, finish) = r.jobs[0]
     return math.inf if finish is None else finish - arrived
 
 
 @cache
-def predicted(policy: str, seed: int) -> float:
-    return float(registry.tool("tara-predict")(SCENARIO, list(_hosts(policy, seed))))
+def predicted(policy: str, seed: int, quick: bool = False) -> float:
+    hosts = list(_hosts(policy, seed, quick))
+    return float(registry.tool("tara-predict")(_scenario(quick), hosts))
 
 
 @cache
-def _search(seed: int, population: int = 100, rate: float = 0.1, gens: int = 20) -> dict:
+def _search(
+    seed: int, population: int = 100, rate: float = 0.1, gens: int = 20, quick: bool = False
+) -> dict:
     trace: dict = {}
     registry.tool("tara-placement")(
-        SCENARIO,
+        _scenario(quick),
         "tara",
         seed=seed,
         trace=trace,
@@ -164,16 +181,17 @@ def _search(seed: int, population: int = 100, rate: float = 0.1, gens: int = 20)
 
 
 @cache
-def _random(seed: int, n: int = 300) -> dict:
+def _random(seed: int, n: int = 300, quick: bool = False) -> dict:
     trace: dict = {}
-    registry.tool("tara-placement")(SCENARIO, "random-best", seed=seed, candidates=n, trace=trace)
+    place = registry.tool("tara-placement")
+    place(_scenario(quick), "random-best", seed=seed, candidates=n, trace=trace)
     return trace
 
 
-def _gain(base: str, seed: int) -> float:
+def _gain(base: str, seed: int, quick: bool = False) -> float:
     """(base − TARA) / base of the simulated JCT."""
-    b = simulated(base, seed)
-    return (b - simulated("tara", seed)) / b
+    b = simulated(base, seed, quick)
+    return (b - simulated("tara", seed, quick)) / b
 
 
 # --- §3.3.4.2, Fig. 3.7: Sort JCT per policy ----------------------------------------------
@@ -194,9 +212,9 @@ def _gain(base: str, seed: int) -> float:
         ),
     ),
 )
-def tara_jct(seeds: list[int], out: Path) -> Result:
-    gains = {b: [_gain(b, s) for s in seeds] for b in PAPER_GAIN}
-    jct = {p: [simulated(p, s) for s in seeds] for p in POLICIES}
+def tara_jct(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    gains = {b: [_gain(b, s, quick) for s in seeds] for b in PAPER_GAIN}
+    jct = {p: [simulated(p, s, quick) for s in seeds] for p in POLICIES}
     m = {b: ci(g)[0] for b, g in gains.items()}
     near = all(abs(m[b] - PAPER_GAIN[b]) <= 0.10 for b in PAPER_GAIN)
     beats_all = all(v > 0 for v in m.values())
@@ -251,9 +269,9 @@ def tara_jct(seeds: list[int], out: Path) -> Result:
     default_seeds=5,
     setup=lambda: tara_setup(_GA),
 )
-def tara_accuracy(seeds: list[int], out: Path) -> Result:
-    sim = {p: float(np.mean([simulated(p, s) for s in seeds])) for p in POLICIES}
-    pred = {p: float(np.mean([predicted(p, s) for s in seeds])) for p in POLICIES}
+def tara_accuracy(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    sim = {p: float(np.mean([simulated(p, s, quick) for s in seeds])) for p in POLICIES}
+    pred = {p: float(np.mean([predicted(p, s, quick) for s in seeds])) for p in POLICIES}
     err = {p: abs(pred[p] - sim[p]) / sim[p] for p in POLICIES}
     rho = float(spearmanr([pred[p] for p in POLICIES], [sim[p] for p in POLICIES])[0])
     lo, hi = min(err.values()), max(err.values())
@@ -298,11 +316,11 @@ def tara_accuracy(seeds: list[int], out: Path) -> Result:
         fixed("random candidates", 300, paper("§3.3.4.4: 'the same number of candidates (~300)'")),
     ),
 )
-def tara_random(seeds: list[int], out: Path) -> Result:
+def tara_random(seeds: list[int], out: Path, quick: bool = False) -> Result:
     rows: dict[str, list[float]] = {k: [] for k in TABLE31}
     for s in seeds:
-        ga = _search(s)["best_jct"]
-        r = np.array(_random(s)["predicted"])
+        ga = _search(s, quick=quick)["best_jct"]
+        r = np.array(_random(s, quick=quick)["predicted"])
         stats = {"mean": r.mean(), "median": np.median(r), "worst": r.max(), "best": r.min()}
         for k, v in stats.items():
             rows[k].append((v - ga) / v)
@@ -314,7 +332,7 @@ def tara_random(seeds: list[int], out: Path) -> Result:
         else ("same direction" if m["best"] > 0 else "not reproduced")
     )
     ours = ", ".join(f"{k} {fmt(v, 100, 0)} %" for k, v in rows.items())
-    ev = _search(seeds[0])["evaluated"]
+    ev = _search(seeds[0], quick=quick)["evaluated"]
     why = (
         f"Improvement (candidate − GA) / candidate of predicted JCTs; the GA (population 100, "
         f"10 % offspring, random start) scored {ev} candidates, as many as the random ones "
@@ -323,10 +341,14 @@ def tara_random(seeds: list[int], out: Path) -> Result:
     )
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    r = np.array(_random(seeds[0])["predicted"])
+    r = np.array(_random(seeds[0], quick=quick)["predicted"])
     ax.scatter(np.arange(len(r)), r, s=6, color="0.5", label="random candidates")
     for p in POLICIES:
-        v = predicted(p, seeds[0]) if p != "tara" else _search(seeds[0])["best_jct"]
+        v = (
+            predicted(p, seeds[0], quick)
+            if p != "tara"
+            else _search(seeds[0], quick=quick)["best_jct"]
+        )
         ax.axhline(v, lw=1, label=LABEL[p] + (" (GA, random start)" if p == "tara" else ""))
     ax.set_xlabel("candidate")
     ax.set_ylabel("predicted JCT (s)")
@@ -384,7 +406,9 @@ def _label(k: tuple) -> str:
     return f"({k[0]}, {100 * k[1]:.0f} %)"
 
 
-def _sensitivity_plot(hist: dict[tuple, list], chosen_k: tuple, out: Path) -> Path:
+def _sensitivity_plot(
+    hist: dict[tuple, list], chosen_k: tuple, out: Path, limit_s: int = DEADLINE_S
+) -> Path:
     """Fig. 3.5's lines, mean best JCT over seeds, against generations and the clock."""
     plt = pyplot()
     fig, (ag, at_) = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
@@ -394,7 +418,7 @@ def _sensitivity_plot(hist: dict[tuple, list], chosen_k: tuple, out: Path) -> Pa
         lw = 2.2 if k == chosen_k else 1.0
         ag.plot(gens, mean, lw=lw, label=f"pop {k[0]}, {100 * k[1]:.0f} %")
         at_.plot([_clock(*k, g) for g in gens], mean, lw=lw)
-    at_.axvline(DEADLINE_S, color="0.5", lw=0.8, ls="--")
+    at_.axvline(limit_s, color="0.5", lw=0.8, ls="--")
     ag.set_xlabel("generation (Fig. 3.5's axis)")
     at_.set_xlabel(f"thesis clock (s): {float(SCORE_S):g} s per prediction, {THREADS} at once")
     ag.set_ylabel("best predicted JCT (s), mean over seeds")
@@ -408,13 +432,15 @@ def _best_at(hist: dict[tuple, list], k: tuple, gen: int) -> list[float]:
     return [h[gen][2] for h in hist[k]]
 
 
-def _ranked(hist: dict[tuple, list], threads: int) -> tuple[dict, dict]:
+def _ranked(hist: dict[tuple, list], threads: int, limit_s: int = DEADLINE_S) -> tuple[dict, dict]:
     """Per setting, the best JCT per seed at the deadline on ``threads``, and its mean."""
-    b = {k: _best_at(hist, k, _deadline_gens(*k, threads)) for k in GRID}
+    b = {k: _best_at(hist, k, _deadline_gens(*k, threads, limit_s)) for k in GRID}
     return b, {k: ci(v)[0] for k, v in b.items()}
 
 
-def _sensitivity_notes(hist: dict[tuple, list], m: dict, chosen_k: tuple, fig_gens: int) -> str:
+def _sensitivity_notes(
+    hist: dict[tuple, list], m: dict, chosen_k: tuple, fig_gens: int, limit_s: int = DEADLINE_S
+) -> str:
     """What else the thesis says, measured (not the verdict): Fig. 3.5's own axis, the
     quad-core clock, and each setting's gain over the second half of the deadline."""
     eq = {k: ci(_best_at(hist, k, fig_gens))[0] for k in GRID}
@@ -422,20 +448,20 @@ def _sensitivity_notes(hist: dict[tuple, list], m: dict, chosen_k: tuple, fig_ge
         f" On Fig. 3.5's axis, after {fig_gens} generations (what (100, 10 %) completes by "
         "the deadline): " + ", ".join(f"{_label(k)} {eq[k]:.0f} s" for k in GRID) + "."
     )
-    _, mq = _ranked(hist, THREADS_QUAD)
+    _, mq = _ranked(hist, THREADS_QUAD, limit_s)
     topq = min(mq, key=mq.get)
     why += (
         f" With {THREADS_QUAD} at once (§3.3.2's quad-core servers; "
-        + ", ".join(f"{_label(k)} {_deadline_gens(*k, THREADS_QUAD)}" for k in GRID)
+        + ", ".join(f"{_label(k)} {_deadline_gens(*k, THREADS_QUAD, limit_s)}" for k in GRID)
         + " generations): "
         + ", ".join(f"{_label(k)} {mq[k]:.0f} s" for k in GRID)
         + f"; best {_label(topq)}, (100, 10 %) {100 * (mq[chosen_k] / mq[topq] - 1):+.1f} %."
     )
-    half = DEADLINE_S // 2
+    half = limit_s // 2
     late = {k: ci(_best_at(hist, k, _deadline_gens(*k, limit_s=half)))[0] - m[k] for k in GRID}
     return why + (
-        f" Gain over the second half of the 60 s (best at {half} s − at "
-        f"{DEADLINE_S} s): " + ", ".join(f"{_label(k)} {late[k]:.0f} s" for k in GRID) + "."
+        f" Gain over the second half of the {limit_s} s (best at {half} s − at "
+        f"{limit_s} s): " + ", ".join(f"{_label(k)} {late[k]:.0f} s" for k in GRID) + "."
     )
 
 
@@ -475,15 +501,17 @@ def _sensitivity_notes(hist: dict[tuple, list], m: dict, chosen_k: tuple, fig_ge
         ),
     ),
 )
-def tara_sensitivity(seeds: list[int], out: Path) -> Result:
+def tara_sensitivity(seeds: list[int], out: Path, quick: bool = False) -> Result:
+    limit = QUICK_DEADLINE_S if quick else DEADLINE_S
     chosen_k = (100, 0.1)
-    fig_gens = _deadline_gens(*chosen_k)  # Fig. 3.5's axis: (100, 10 %)'s generations
+    # Fig. 3.5's axis: (100, 10 %)'s generations
+    fig_gens = _deadline_gens(*chosen_k, limit_s=limit)
     hist: dict[tuple, list] = {}
     for pop, rate in GRID:
-        gens = max(_deadline_gens(pop, rate), fig_gens)
-        hist[(pop, rate)] = [_search(s, pop, rate, gens)["history"] for s in seeds]
+        gens = max(_deadline_gens(pop, rate, limit_s=limit), fig_gens)
+        hist[(pop, rate)] = [_search(s, pop, rate, gens, quick)["history"] for s in seeds]
 
-    best, m = _ranked(hist, THREADS)
+    best, m = _ranked(hist, THREADS, limit)
     top = min(m.values())
     chosen = m[chosen_k]
     verdict = (
@@ -493,24 +521,24 @@ def tara_sensitivity(seeds: list[int], out: Path) -> Result:
     )
     ours = ", ".join(f"{_label(k)} {fmt(best[k], 1, 0)} s" for k in GRID)
     budget = "; ".join(
-        f"{_label(k)} {_deadline_gens(*k)} generations, "
-        f"{k[0] + _deadline_gens(*k) * _kids(*k)} candidates"
+        f"{_label(k)} {_deadline_gens(*k, limit_s=limit)} generations, "
+        f"{k[0] + _deadline_gens(*k, limit_s=limit) * _kids(*k)} candidates"
         for k in GRID
     )
     why = (
-        "Best predicted JCT at the GA's 60 s deadline (§3.2.3), mean over GA seeds (random "
-        "start). Fig. 3.5 plots the lines against iterations and the thesis adds that 'GA "
+        f"Best predicted JCT at the GA's {limit} s deadline (§3.2.3), mean over GA seeds "
+        "(random start). Fig. 3.5 plots the lines against iterations and the thesis adds that 'GA "
         "with a larger population performs less iterations as it evaluates a larger number "
         "of candidates in each step'; its choice is the line that 'can find optimized "
         "candidates in a short period of time'. Clock: a generation's new candidates are "
         f"scored {THREADS} at once, {float(SCORE_S):g} s each (§3.3.4.1; 8 from its 'around 12 "
         "seconds' and '~300 candidates'), the next generation waiting for the batch; in "
-        f"60 s: {budget}. Criterion: reproduced when (100, 10 %) is within 1 % of the "
+        f"{limit} s: {budget}. Criterion: reproduced when (100, 10 %) is within 1 % of the "
         "grid's best, same direction within 5 %. Per seed: "
         + "; ".join(f"{_label(k)} {', '.join(f'{x:.0f}' for x in best[k])} s" for k in GRID)
         + "."
     )
-    why += _sensitivity_notes(hist, m, chosen_k, fig_gens)
+    why += _sensitivity_notes(hist, m, chosen_k, fig_gens, limit)
     if verdict != "reproduced":
         above = [_label(k) for k in GRID if m[k] > chosen]
         below = [_label(k) for k in GRID if m[k] < chosen]
@@ -521,7 +549,7 @@ def tara_sensitivity(seeds: list[int], out: Path) -> Result:
             f"{', '.join(below)}; the spread over seeds (sd up to {sd:.0f} s) is "
             f"{'wider' if sd > gap else 'narrower'} than these gaps (up to {gap:.0f} s)."
         )
-    path = _sensitivity_plot(hist, chosen_k, out)
+    path = _sensitivity_plot(hist, chosen_k, out, limit)
     data = {f"{p},{r}": v for (p, r), v in best.items()}
-    data["generations"] = {f"{p},{r}": _deadline_gens(p, r) for p, r in GRID}
+    data["generations"] = {f"{p},{r}": _deadline_gens(p, r, limit_s=limit) for p, r in GRID}
     return Result(ours, verdict, why, path, data)
