@@ -189,8 +189,14 @@ def test_cli_train_evaluate_compare(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "| tiny-maskable_ppo |" in r.stdout
     tb = tmp_path / "tb"
+    # --workers 1: the tensorboard runs are written here, from the rows, whichever way the
+    # runs went; a model's runs through the default spawned pool are
+    # tests/test_decision_cap.py's, and a pool here would only re-import torch and SB3 in
+    # two more interpreters
     r = run_cli(
         "compare",
+        "--workers",
+        "1",
         "--config",
         "lee-gpu",
         "--seeds",

@@ -156,9 +156,26 @@ def test_reach_points_cover_stage_c_box_as_a_latin_hypercube():
     assert reach.points(4) == pts  # a fixed design
 
 
-def test_reach_measures_a_point_and_judges_it_by_the_claims_criteria():
+def test_reach_measures_a_point_and_judges_it_by_the_claims_criteria(monkeypatch) -> None:
+    """ILA's offline training set here is the claims' quick one (QUICK_COMBOS = 8 combos a
+    profile, 80 rows) rather than §4.1's 600 rows: the point's server is its own, so the
+    full set (~11 CPU-s of the test's ~12) would be profiled for this test alone, and the
+    row's shape and the criteria checked below do not depend on its size."""
+    from mrgym import registry
+    from mrgym.reproduce.ila_runs import QUICK_COMBOS
+
+    make, made = registry.make, []
+
+    def quick_ila(name: str, **params: object) -> object:
+        if name == "ila":  # measure() builds ILA by name, with its defaults
+            params = {"n_combos": QUICK_COMBOS, **params}
+            made.append(name)
+        return make(name, **params)
+
+    monkeypatch.setattr(registry, "make", quick_ila)
     params = dict(reach.points(1)[0])
     row = reach.measure((params, (0,), {"workload.scale_maps_to": 300}))
+    assert made == ["ila"]  # the smaller set did reach measure()'s ILA
     for name in ("fair", "ila"):
         assert set(row[name]) == {"le1.1", "lt1.5", "gt2", "lt2.5", "gt10"}
         assert all(0.0 <= v <= 1.0 for v in row[name].values())

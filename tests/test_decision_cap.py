@@ -64,8 +64,11 @@ def test_compare_cuts_a_model_at_max_decisions_and_says_so(run_dir, tmp_path):
     assert "† tiny-maskable_ppo: 1 of 1 runs cut" in r.stdout
     csv = (tmp_path / "a" / "results.csv").read_text()
     assert "truncated" in csv.splitlines()[0]
-    # without the flag the model's own eval.max_steps (200 000) applies: lee-gpu finishes
-    r = run_cli(*common, "--models", model, "--out", str(tmp_path / "b"))
+    # without the flag the model's own eval.max_steps (200 000) applies: lee-gpu finishes.
+    # --workers 1: the cap is set in this process (_cap_model) before the runs go out, and
+    # the capped run above already takes the default pool path; a second spawned pool
+    # would only re-import torch and SB3 in two more interpreters (~4 CPU-s)
+    r = run_cli(*common, "--models", model, "--workers", "1", "--out", str(tmp_path / "b"))
     assert r.returncode == 0, r.stderr
     # (on lee-gpu's two jobs the untrained model may make FIFO's schedule: "(= fifo)")
     assert re.search(r"^\| tiny-maskable_ppo( \(= fifo\))? \|", r.stdout, re.M), r.stdout
