@@ -112,23 +112,25 @@ def hadoop_backup(ctx: DecisionContext, job) -> Decision | None:
     vm = ctx.vm
     # the cheap tests first: most heartbeats find no task old enough, and then no progress
     # (the costly part) is computed
+    running = job.running_of[kind]  # the kind's running tasks, in launch order
     old = [
         t
-        for t in job.running_set
-        if t.kind == kind
-        and len(t.running) == 1
+        for t in running
+        if len(t.running) == 1
         and now - t.running[0].start_s >= SPECULATIVE_LAG_S
         and not any(a.vm is vm for a in t.attempts)  # hasRunOnMachine
     ]
     if not old:
         return None
+    # each old task's progress once: the job's average needs it, then the comparison
+    p_old = {t: t.running[0].progress(now) for t in old}
     total = float(done)
-    for t in job.running_set:
-        if t.kind == kind:
-            total += max(a.progress(now) for a in t.running)
+    for t in running:
+        p = p_old.get(t)
+        total += p if p is not None else max(a.progress(now) for a in t.running)
     floor = total / n - SPECULATIVE_GAP
     for t in old:
-        if t.running[0].progress(now) <= floor:
+        if p_old[t] <= floor:
             return speculate(job.id, t.index)
     return None
 

@@ -120,10 +120,7 @@ class TaskChoice:
 
     def has_speculation_target(self, job: Job, kind: str, vm: VM) -> bool:
         """Cheap check: some running ``kind`` task of the job could get a backup on ``vm``."""
-        for t in job.running_set:
-            if t.kind == kind and len(t.running) == 1 and t.running[0].vm is not vm:
-                return True
-        return False
+        return any(len(t.running) == 1 and t.running[0].vm is not vm for t in job.running_of[kind])
 
     def speculation_target(self, job: Job, kind: str, vm: VM) -> Task | None:
         return self.speculation_target_at(job, kind, vm, None)
@@ -137,8 +134,8 @@ class TaskChoice:
             ok = t.state == RUNNING and len(t.running) == 1 and t.running[0].vm is not vm
             return t if ok else None
         best, best_left = None, -1.0
-        for t in job.running_set:
-            if t.kind != kind or len(t.running) != 1:
+        for t in job.running_of[kind]:
+            if len(t.running) != 1:
                 continue
             a = t.running[0]
             if a.vm is vm:

@@ -412,6 +412,9 @@ class Job:
     )  # n, sum s, sum cpu s, sum MB read, sum MB written (Hadoop's CPU and FileSystem counters)
     ready: bool = False  # reduces may start (slow-start reached)
     running_set: dict = field(default_factory=dict)  # Task -> None, tasks with a running attempt
+    # the same by kind, each in launch order: a reduce slot's speculation check (every
+    # heartbeat of every job with its reduces out) scans the few reduces, not ~40 maps
+    running_of: dict = field(default_factory=lambda: {MAP: {}, REDUCE: {}})
     rate_by_type: dict = field(default_factory=dict)  # host type -> [map seconds, map MB]
     key: int = 0  # the job's stable key for its random streams (rng.job_keys)
     out_rng: object = None  # its output blocks' replica draws (from its first output on)

@@ -176,6 +176,7 @@ class JobTracker(Part):
             self.unqueue(task)
             task.state = RUNNING
             job.running_set[task] = None
+            job.running_of[task.kind][task] = None
         if task.kind == MAP and task.block is not None:
             att.locality = Hdfs.locality(task.block, vm)
         gen = self.tasks.run_map(att) if task.kind == MAP else self.tasks.run_reduce(att)
@@ -213,6 +214,7 @@ class JobTracker(Part):
         task.state = DONE
         task.finish_s = now
         job.running_set.pop(task, None)
+        job.running_of[task.kind].pop(task, None)
         st = job.stats[task.kind]
         st[0] += 1
         st[1] += now - att.start_s
@@ -290,6 +292,8 @@ class JobTracker(Part):
     def retire(self, job: Job) -> None:
         """A completed or failed job leaves the active set."""
         job.running_set.clear()
+        for running in job.running_of.values():
+            running.clear()
         del self.active[job.id]
         self.active_list.remove(job)
         if self.progress is not None:
@@ -352,6 +356,7 @@ class JobTracker(Part):
         task.state = PENDING
         self.n_reexecuted += 1
         job.running_set.pop(task, None)
+        job.running_of[task.kind].pop(task, None)
         if task.kind == MAP:
             self.index_map(job, task)
             job.n_pending_maps += 1
