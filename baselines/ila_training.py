@@ -420,7 +420,10 @@ def training_set(
     between processes (:mod:`mrgym.disk_cache`: §4.1's profiling is done once per cluster,
     ~20 CPU-s on ``ila72``)."""
     sc = one_server(scenario)
-    dump = sc.model_dump(exclude={"description"})  # all a simulation reads
+    # all a simulation reads; the name is a label (no run reads it), so scenarios that
+    # share a server share its set: ila2400's is ila72's, as are ila72 variants renamed
+    # (ila-fig12's pure CPU / I/O workloads): ~3 CPU-s each at the quick 8 combos, ~20 full
+    dump = sc.model_dump(exclude={"description", "name"})
     key = json.dumps([dump, n_combos, seed, list(profiles)], sort_keys=True, default=str)
     if key in _CACHE:
         return _CACHE[key]

@@ -56,6 +56,7 @@ QUICK = {
     "hybridmr-fig8a",
     "hybridmr-fig8b",
     "hybridmr-sla",
+    "hybridmr-fig9",
     "lee-4.4.1-cost",
     "lee-4.4.1-rounds",
     "lee-predict-dist",

@@ -227,8 +227,10 @@ def fig6a(seeds: list[int], out: Path, quick: bool = False) -> Result:
 
 
 # --- Fig. 8(a): phase I vs random placement -----------------------------------------------
-# quick (a smoke run): each job at a quarter of its maps (Fig. 8(a) and 8(b)-(c))
-QUICK_APPS = tuple((a, max(1, m // 4)) for a, m in APPS)
+# quick (a smoke run): each job at an eighth of its maps (6 to 50; Fig. 8(a), 8(b)-(c),
+# 8(d) and 9): the 48 VMs' 96 map slots take any one job in a wave, as at a quarter, in
+# ~0.6 of the time (Fig. 8(b)-(c)'s 35 runs ~4.5 CPU-s, at a quarter ~7.5)
+QUICK_APPS = tuple((a, max(1, m // 8)) for a, m in APPS)
 WMIX = {"wmix-1": (0.5, 6), "wmix-2": (0.2, 10), "wmix-3": (0.8, 2)}  # interactive share, jobs
 
 
@@ -425,9 +427,9 @@ CLIENTS = (40.0, 60.0, 80.0)  # requests/s per interactive VM (Fig. 8(d)'s x axi
     ),
 )
 def sla(seeds: list[int], out: Path, quick: bool = False) -> Result:
-    # quick (a smoke run): the heaviest load only
+    # quick (a smoke run): the heaviest load only, the jobs at the quick sizes
     clients = CLIENTS[-1:] if quick else CLIENTS
-    jobs = batch_jobs()
+    jobs = batch_jobs(apps=QUICK_APPS) if quick else batch_jobs()
     rows: dict[str, dict[float, list[float]]] = {"alone": {}, "fifo": {}, "hybridmr": {}}
     viol: dict[str, dict[float, list[float]]] = {k: {} for k in rows}
     for rps in clients:
@@ -494,10 +496,14 @@ _DESIGN_QUOTES = {
 }
 
 
-def design(name: str, apps: int | None = WEB_APPS, in_vm: bool = WEB_IN_VM) -> dict:
-    """§IV's design ``name`` (the ``hybridmr-design`` tool) running §IV's six jobs, its
-    interactive applications at a constant :data:`RPS`."""
-    over = {"workload": {"kind": "jobs", "jobs": batch_jobs()}}
+def design(
+    name: str, apps: int | None = WEB_APPS, in_vm: bool = WEB_IN_VM, quick: bool = False
+) -> dict:
+    """§IV's design ``name`` (the ``hybridmr-design`` tool) running §IV's six jobs
+    (``quick``: at :data:`QUICK_APPS`' sizes), its interactive applications at a constant
+    :data:`RPS`."""
+    jobs = batch_jobs(apps=QUICK_APPS) if quick else batch_jobs()
+    over = {"workload": {"kind": "jobs", "jobs": jobs}}
     over.update(registry.tool("hybridmr-design")(name, apps=apps, in_vm=in_vm))
     for g in over["cluster.hosts"]:
         if "interactive" in g:
@@ -645,13 +651,13 @@ def _fig9_runs() -> tuple:
     default_seeds=3,
     setup=fig9_setup,
 )
-def fig9(seeds: list[int], out: Path) -> Result:
+def fig9(seeds: list[int], out: Path, quick: bool = False) -> Result:
     res: dict[str, dict[str, list[float]]] = {
         d: {"jct": [], "util": [], "energy": [], "span": []} for d in DESIGNS
     }
     placed: list[str] = []  # HybridMR's phase I: the pool of each job, all seeds
     for d, sched in DESIGNS.items():
-        over = design(d)
+        over = design(d, quick=quick)  # quick (a smoke run): the jobs at the quick sizes
         for s in seeds:
             m = run(over, sched, s)
             res[d]["jct"].append(m["mean_jct_s"])
