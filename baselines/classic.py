@@ -65,6 +65,8 @@ loop").
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from mrgym.sim.hdfs import NODE, OFF_RACK, RACK, SERVER
@@ -377,6 +379,13 @@ class CapacityScheduler(HadoopSpeculation):
         return DECLINE
 
 
+@lru_cache(maxsize=8)
+def _percentile(values: tuple[float, ...], pct: float) -> float:
+    """``np.percentile(values, pct)``, kept for the next call: LATE's SlowNodeThreshold is
+    asked at every decision, the nodes' rates change only when a task finishes."""
+    return float(np.percentile(list(values), pct))
+
+
 class LateScheduler(FairScheduler):
     name = "late"
     speculates = True
@@ -433,7 +442,7 @@ class LateScheduler(FairScheduler):
         if (
             mine is not None
             and len(rates) >= 4
-            and mine < np.percentile(list(rates.values()), self.slow_node_pct)
+            and mine < _percentile(tuple(rates.values()), self.slow_node_pct)
         ):
             return []
         # a reduce is compared only once its job's maps are all done: before that its copy
