@@ -63,8 +63,9 @@ def _deterministic() -> list:
 
 def _make(name: str, scenario: str):
     """``registry.make(name)``; off ila72, ILA's interference model (ila, iao and the
-    ila-gate compositions; lao has none) is fitted on the claims' quick training set
-    (QUICK_COMBOS = 8 combos a profile, 80 rows) rather than §4.1's 600 rows: lee-gpu's
+    ila-gate compositions; lao takes the setting but fits no model) is fitted on the
+    claims' quick training set (QUICK_COMBOS = 8 combos a profile, 80 rows) rather than
+    §4.1's 600 rows: lee-gpu's
     and hybrid48-peak's servers are profiled for these tests alone (the full set ~5 of the
     ~6.7 CPU-s of ila's run on each), and exactness (the same decisions in both paths)
     does not depend on the model's quality.  ila72's full set is the one tests/test_ila.py
