@@ -114,6 +114,7 @@ def held_out_episode(
     seed: int,
     decode: str,
     max_steps: int,
+    temperature: float = 1.0,
 ) -> HeldOutEpisode:
     """One held-out episode of a saved model (a worker's task, top level for ``spawn``)."""
     import mrgym
@@ -124,7 +125,10 @@ def held_out_episode(
     env = make_env(env_kwargs, hooks)
     try:
         r = mrgym.run_episode(
-            env, mrgym.ModelPolicy(model, decode=decode), seed=seed, max_steps=max_steps
+            env,
+            mrgym.ModelPolicy(model, decode=decode, temperature=temperature),
+            seed=seed,
+            max_steps=max_steps,
         )
     finally:
         env.close()
@@ -162,6 +166,7 @@ class HeldOutEvalCallback(BaseCallback):
         evaluate_at_start: bool = False,
         parallel: ParallelEval | None = None,
         report: bool = False,
+        temperature: float = 1.0,
     ):
         super().__init__()
         self.parallel = parallel
@@ -169,6 +174,7 @@ class HeldOutEvalCallback(BaseCallback):
         # best_model.zip stays the clone when fine-tuning never beats it on these seeds
         self.evaluate_at_start = evaluate_at_start
         self.decode = decode  # mrgym.policy.DECODES
+        self.temperature = temperature  # "sample"'s (eval.temperature)
         # an evaluation whose mean p95 JCT is above this never counts as best (a baseline's
         # p95 on the same seeds: eval.p95_no_worse_than)
         self.p95_limit = p95_limit
@@ -245,7 +251,9 @@ class HeldOutEvalCallback(BaseCallback):
             env = self.make_env()
             out = []
             for s in self.seeds:
-                policy = mrgym.ModelPolicy(self.model, decode=self.decode)
+                policy = mrgym.ModelPolicy(
+                    self.model, decode=self.decode, temperature=self.temperature
+                )
                 r = mrgym.run_episode(env, policy, seed=s, max_steps=self.max_steps)
                 out.append(_held_out(r, self.max_steps))
                 if bar is not None:
@@ -270,7 +278,9 @@ class HeldOutEvalCallback(BaseCallback):
         self.model.save(par.scratch)
         args = (par.scratch, par.algorithm, par.env_kwargs, par.hooks)
         futures = [
-            par.pool.submit(held_out_episode, *args, s, self.decode, self.max_steps)
+            par.pool.submit(
+                held_out_episode, *args, s, self.decode, self.max_steps, self.temperature
+            )
             for s in self.seeds
         ]
         for _ in as_completed(futures):

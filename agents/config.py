@@ -160,6 +160,9 @@ class EvalConfig(BaseModel):
     # and any waits) holds half of the probability; "sample" draws from the policy, seeded
     # by the episode's seed
     decode: Literal["argmax", "launch-first", "sample"] = "argmax"
+    # "sample" draws from the probabilities to the power 1/temperature, renormalised: below
+    # 1 the likely actions more often (towards argmax as it nears 0); 1 with other decodes
+    temperature: float = Field(1.0, gt=0, allow_inf_nan=False)
     # a constraint on the pick: best_model.zip only from evaluations whose p95 JCT (mean
     # over the seeds) is no worse than this registered scheduler's on the same seeds, so
     # the pick cannot buy mean JCT with a starved tail; None: no constraint
@@ -176,6 +179,13 @@ class EvalConfig(BaseModel):
         if v is not None and v not in registry.available():
             raise ValueError(f"unknown scheduler {v!r}; expected one of {registry.available()}")
         return v
+
+    @model_validator(mode="after")
+    def _temperature_samples(self) -> EvalConfig:
+        from agents.model_policy import check_temperature
+
+        check_temperature(self.temperature, self.decode)
+        return self
 
 
 class TrainConfig(BaseModel):

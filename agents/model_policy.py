@@ -39,6 +39,28 @@ DECODES = ("argmax", "launch-first", "sample")
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
 
 
+def check_temperature(temperature: float, decode: str) -> None:
+    """A ValueError naming the key unless ``temperature`` is a positive number, and 1 unless
+    the decode samples (it changes nothing else)."""
+    if not (isinstance(temperature, int | float) and 0 < temperature < float("inf")):
+        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
+    if temperature != 1.0 and decode != "sample":
+        raise ValueError(
+            f"temperature: {temperature} acts on decode 'sample' only, got decode {decode!r}"
+        )
+
+
+def sharpen(p: np.ndarray, temperature: float) -> np.ndarray:
+    """``p`` to the power 1/temperature, unnormalised, computed on the logs so that a low
+    temperature does not underflow every probability to 0 (zeros stay 0; the largest
+    becomes 1)."""
+    out = np.zeros_like(p)
+    legal = p > 0
+    logp = np.log(p[legal])
+    out[legal] = np.exp((logp - logp.max()) / temperature)
+    return out
+
+
 class ModelPolicy:
     """An SB3 model (MaskablePPO gets the action mask; others rely on decline-on-invalid).
 
@@ -58,12 +80,16 @@ class ModelPolicy:
         scenario: str | None = None,
         decode: str = "argmax",
         max_decisions: int | None = None,
+        temperature: float = 1.0,
     ):
         if decode not in DECODES:
             raise ValueError(f"decode: must be one of {DECODES}, got {decode!r}")
+        check_temperature(temperature, decode)
         self.model = model
         self.deterministic = deterministic
         self.decode = decode
+        # "sample" draws from the probabilities to the power 1/temperature (1: as they are)
+        self.temperature = float(temperature)
         self._rng = np.random.default_rng(0)  # "sample": re-seeded by start_episode
         self.name = name or type(model).__name__
         self.maskable = "action_masks" in model.predict.__code__.co_varnames
@@ -113,6 +139,7 @@ class ModelPolicy:
               max_sim_time_s: null    # null: the scenario's run.max_sim_time_s
             eval:
               decode: argmax          # DECODES; ``decode`` overrides it
+              temperature: 1.0        # "sample" draws from p ** (1 / temperature)
               max_steps: 200000
 
         Every key is optional (the defaults are ``MRCluster-v0``'s).  Without the file (a
@@ -199,6 +226,8 @@ class ModelPolicy:
             mask = info["action_mask"].astype(bool)
             if self.decode == "sample":
                 p = self._probs(obs, mask)
+                if self.temperature != 1.0:
+                    p = sharpen(p, self.temperature)
                 return int(self._rng.choice(len(p), p=p / p.sum()))
             if self.deterministic:
                 return self._launch_first(obs, mask)
@@ -323,6 +352,8 @@ def _load_run(cls, zip_path: Path, name, deterministic, decode) -> ModelPolicy:
         env_kwargs=kw,
         scenario=scenario,
         decode=decode or cfg.eval.decode,
+        # the run's temperature goes with its own decode only (an override samples as is)
+        temperature=cfg.eval.temperature if decode in (None, cfg.eval.decode) else 1.0,
     )
     policy.eval_max_steps = cfg.eval.max_steps
     policy.hooks = cfg.env.hooks

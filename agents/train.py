@@ -361,6 +361,7 @@ def _held_out_eval(run: _Run, report: bool = False) -> HeldOutEvalCallback:
         max_steps=cfg.eval.max_steps,
         best_path=str(run.run_dir / "best_model.zip"),
         decode=cfg.eval.decode,
+        temperature=cfg.eval.temperature,
         p95_limit=p95_limit(cfg),
         # the clone, or the model fine-tuning starts from, is a candidate
         evaluate_at_start=bool(cfg.pretrain or cfg.init_from) and run.ckpt is None,

@@ -173,3 +173,19 @@ def test_action_probabilities_are_sb3s_distribution_bit_for_bit(saved_run):
         obs, _, term, trunc, info = env.step(int(np.argmax(got)))
         if term or trunc:
             break
+
+
+def test_load_carries_the_runs_sampling_temperature(saved_run, tmp_path):
+    import shutil
+
+    run = tmp_path / "warm"
+    shutil.copytree(saved_run, run)
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["eval"].update(decode="sample", temperature=0.5)
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    p = mrgym.ModelPolicy.load(run)
+    assert (p.decode, p.temperature) == ("sample", 0.5)
+    # another decode asked for at load time samples nothing: the temperature stays behind
+    q = mrgym.ModelPolicy.load(run, decode="argmax")
+    assert (q.decode, q.temperature) == ("argmax", 1.0)
+    assert mrgym.ModelPolicy.load(saved_run).temperature == 1.0

@@ -91,3 +91,49 @@ def test_launch_first_counts_the_waits_as_declining():
 
     assert act(probs) == 4
     assert act([0.4, 0.2, 0.2, 0.1, 0.1]) == 0  # the launches hold 0.6
+
+
+def test_a_temperature_below_one_samples_the_likely_actions_more():
+    from agents.model_policy import sharpen
+
+    mask = np.array([True, False, True, True, True])
+    info = {"action_mask": mask}
+    legal = np.where(mask, PROBS, 0.0)
+
+    def shares(temperature, seed=5, n=4000):
+        pol = ModelPolicy(_StubModel(PROBS), decode="sample", temperature=temperature)
+        pol.start_episode(seed)
+        return np.bincount([pol.predict(OBS, info) for _ in range(n)], minlength=5) / n
+
+    # temperature 1 is the plain sample: the same draws, bit for bit
+    plain = ModelPolicy(_StubModel(PROBS), decode="sample")
+    plain.start_episode(5)
+    one = ModelPolicy(_StubModel(PROBS), decode="sample", temperature=1.0)
+    one.start_episode(5)
+    assert [plain.predict(OBS, info) for _ in range(300)] == [
+        one.predict(OBS, info) for _ in range(300)
+    ]
+    # 0.5: drawn in proportion to the squares; near 0: argmax (decline, 0.4) every time
+    half = shares(0.5)
+    want = legal**2 / (legal**2).sum()
+    assert half[1] == 0.0 and np.abs(half - want).max() < 0.03
+    assert half[4] > legal[4] / legal.sum() + 0.1
+    assert shares(1e-3)[4] == 1.0
+    # on the logs: a tiny temperature neither underflows nor revives a masked action
+    tiny = sharpen(np.array([1e-30, 0.0, 2e-30]), 1e-4)
+    assert tiny[2] == 1.0 and tiny[1] == 0.0 and 0.0 <= tiny[0] < 1e-100
+
+
+def test_a_temperature_needs_the_sample_decode_and_a_positive_value(tmp_path):
+    from agents.config import load_train_config
+
+    with pytest.raises(ValueError, match="temperature: expected a number > 0"):
+        ModelPolicy(_StubModel(PROBS), decode="sample", temperature=0.0)
+    with pytest.raises(ValueError, match="temperature: 0.5 acts on decode 'sample' only"):
+        ModelPolicy(_StubModel(PROBS), decode="argmax", temperature=0.5)
+    p = tmp_path / "t.yaml"
+    p.write_text("eval: {decode: sample, temperature: 0.5}\n")
+    assert load_train_config(p).eval.temperature == 0.5
+    p.write_text("eval: {decode: launch-first, temperature: 0.5}\n")
+    with pytest.raises(ValueError, match="temperature"):
+        load_train_config(p)

@@ -122,6 +122,53 @@ def test_the_pick_is_the_candidate_with_the_lowest_track_metric(run):
     assert best.read_bytes() == src.read_bytes()
 
 
+def test_a_final_model_that_repeats_the_last_checkpoints_weights_is_one_candidate(run, tmp_path):
+    import shutil
+    import zipfile
+
+    other = tmp_path / "other"
+    shutil.copytree(run, other)
+    last = other / "checkpoints" / sorted(p.name for p in (other / "checkpoints").iterdir())[-1]
+
+    def final_from(src, steps: int, weights: bytes | None = None) -> None:
+        # model.zip as src with num_timesteps = steps (and, given, other policy weights)
+        with zipfile.ZipFile(src) as zin, zipfile.ZipFile(other / "model.zip", "w") as zout:
+            for name in zin.namelist():
+                data = zin.read(name)
+                if name == "data":
+                    doc = json.loads(data)
+                    doc["num_timesteps"] = steps
+                    data = json.dumps(doc).encode()
+                if name == "policy.pth" and weights is not None:
+                    data = weights
+                zout.writestr(name, data)
+
+    final_from(last, 300)  # saved past the last checkpoint, no update since: same weights
+    assert list(candidates(other)) == ["other@128", "other@256"]
+    final_from(last, 300, weights=zipfile.ZipFile(last).read("policy.pth") + b"x")
+    assert list(candidates(other)) == ["other@128", "other@256", "other@300"]
+
+
+def test_a_pick_on_more_seeds_and_samples_says_so(run, tmp_path):
+    import shutil
+
+    import yaml
+
+    other = tmp_path / "wide"
+    shutil.copytree(run, other)
+    doc = pick(other, "jct", n_seeds=2, samples=2)
+    assert doc["seeds"] == [2000, 2001] and doc["samples"] == 1  # argmax: one episode a seed
+    cfg = yaml.safe_load((other / "config.yaml").read_text())
+    cfg["eval"]["decode"] = "sample"
+    (other / "config.yaml").write_text(yaml.safe_dump(cfg))
+    doc = pick(other, "jct", n_seeds=2, samples=2)
+    assert doc["samples"] == 2 and doc["values"][doc["best"]] is not None
+    with pytest.raises(ValueError, match="seeds: expected 1 to 20"):
+        pick(other, "jct", n_seeds=21)
+    with pytest.raises(ValueError, match="samples: expected at least 1"):
+        pick(other, "jct", samples=0)
+
+
 def test_a_run_evaluated_off_the_validation_seeds_is_refused(run, tmp_path):
     import shutil
 

@@ -7,7 +7,10 @@ own metric (:mod:`mrgym.benchmark.tracks`), so its pick is made again here.  For
 folder, every checkpoint (``checkpoints/*.zip``) and the final ``model.zip`` play the
 validation seeds of the run's own evaluation (``eval.seeds``, the first of the split)
 through the benchmark's runner, one sampled episode per seed as the training's evaluation
-plays them, cut at its ``eval.max_steps``.  The candidate with the lowest mean of the track's metric, among those whose
+plays them, cut at its ``eval.max_steps``.  ``--seeds N`` plays the first N validation
+seeds instead (up to the whole split) and ``--samples K`` K sampled episodes of each, as
+the test benchmark plays them: a pick on more episodes is less at the mercy of one
+unlucky sample.  The candidate with the lowest mean of the track's metric, among those whose
 episodes all ran whole, is copied to ``RUN/best_TRACK.zip``; every candidate's value is in
 ``RUN/pick_TRACK.json``.  The test seeds are never played.
 """
@@ -18,19 +21,31 @@ import argparse
 import json
 import shutil
 import sys
+import zipfile
 from pathlib import Path
 
 from agents.train import read_saved_config, saved_steps
 
 
+def _weights(z: Path) -> bytes:
+    """An SB3 .zip's policy weights (the optimizer's state aside)."""
+    with zipfile.ZipFile(z) as f:
+        return f.read("policy.pth")
+
+
 def candidates(run: Path) -> dict[str, Path]:
-    """The run's models a pick chooses from, by name (``@STEPS``), in step order."""
+    """The run's models a pick chooses from, by name (``@STEPS``), in step order.  The final
+    ``model.zip`` is left out where it repeats the last checkpoint: the same steps, or the
+    same weights (a run that stops short of its next update saves them again)."""
     zips = sorted((run / "checkpoints").glob("*.zip"), key=saved_steps)
-    if (run / "model.zip").exists():
-        zips.append(run / "model.zip")
     out: dict[str, Path] = {}
     for z in zips:
-        out.setdefault(f"{run.name}@{saved_steps(z)}", z)  # model.zip may repeat the last
+        out.setdefault(f"{run.name}@{saved_steps(z)}", z)
+    final = run / "model.zip"
+    if final.exists():
+        last = next(reversed(out.values()), None)
+        if last is None or _weights(last) != _weights(final):
+            out.setdefault(f"{run.name}@{saved_steps(final)}", final)
     if not out:
         raise ValueError(f"{run}: no checkpoints/*.zip nor model.zip to pick from")
     return out
@@ -51,9 +66,12 @@ def validation_limit(run: Path) -> int:
     return len(seeds)
 
 
-def pick(run: Path, track: str, workers: int = 1) -> dict:
-    """Play ``run``'s candidates on the validation seeds and copy the best for ``track`` to
-    ``RUN/best_TRACK.zip``; returns what ``RUN/pick_TRACK.json`` holds."""
+def pick(
+    run: Path, track: str, workers: int = 1, n_seeds: int | None = None, samples: int = 1
+) -> dict:
+    """Play ``run``'s candidates on the validation seeds (the first ``n_seeds``; None: as
+    many as the run's own evaluation played), ``samples`` episodes of each, and copy the best
+    for ``track`` to ``RUN/best_TRACK.zip``; returns what ``RUN/pick_TRACK.json`` holds."""
     from agents.model_policy import ModelSpec
     from agents.train import ModelFactory
     from mrgym.benchmark.protocol import split_seeds
@@ -63,8 +81,15 @@ def pick(run: Path, track: str, workers: int = 1) -> dict:
     from mrgym.config import load_scenario
 
     metric = get_track(track).metric
+    valid = list(split_seeds("validation"))
+    if n_seeds is None:
+        n_seeds = validation_limit(run)
+    if not 1 <= n_seeds <= len(valid):
+        raise ValueError(f"seeds: expected 1 to {len(valid)} validation seeds, got {n_seeds}")
+    if samples < 1:
+        raise ValueError(f"samples: expected at least 1 episode per seed, got {samples}")
     cands = candidates(run)
-    seeds = list(split_seeds("validation"))[: validation_limit(run)]
+    seeds = valid[:n_seeds]
     entrants = []
     for name, path in cands.items():
         f = ModelFactory(path, name=name)
@@ -74,7 +99,7 @@ def pick(run: Path, track: str, workers: int = 1) -> dict:
         entrants.append(Entrant(name, spec, "model", stochastic, "", str(path)))
     scenario = load_scenario(read_saved_config(run / "config.yaml").env.scenario)
     results = run_benchmark(
-        entrants, scenario, seeds, 1, progress=True, sweep=(workers, "process", None)
+        entrants, scenario, seeds, samples, progress=True, sweep=(workers, "process", None)
     )
     values = {r.name: mean_of(r.per_seed.get(metric, [])) if complete(r) else None for r in results}
     ok = {k: v for k, v in values.items() if v is not None}
@@ -82,7 +107,14 @@ def pick(run: Path, track: str, workers: int = 1) -> dict:
         raise ValueError(f"{run}: no candidate ran every validation episode whole")
     best = min(ok, key=lambda k: (ok[k], k))  # lowest mean, then the name
     shutil.copyfile(cands[best], run / f"best_{track}.zip")
-    doc = {"track": track, "metric": metric, "seeds": seeds, "best": best, "values": values}
+    doc = {
+        "track": track,
+        "metric": metric,
+        "seeds": seeds,
+        "samples": max(r.samples for r in results),  # episodes a seed (argmax: one)
+        "best": best,
+        "values": values,
+    }
     (run / f"pick_{track}.json").write_text(json.dumps(doc, indent=1) + "\n")
     return doc
 
@@ -93,10 +125,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--track", required=True, choices=list(TRACKS))
     ap.add_argument("--workers", type=int, default=1, help="benchmark workers (default 1)")
+    ap.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="the first N validation seeds (default: as many as the run's eval.seeds)",
+    )
+    ap.add_argument("--samples", type=int, default=1, help="sampled episodes per seed (default 1)")
     ap.add_argument("runs", nargs="+", type=Path, help="training run folders")
     args = ap.parse_args(argv)
     for run in args.runs:
-        doc = pick(run, args.track, args.workers)
+        doc = pick(run, args.track, args.workers, args.seeds, args.samples)
         print(f"{run}: {doc['best']} ({doc['metric']} {doc['values'][doc['best']]:.4g})")
     return 0
 

@@ -117,7 +117,7 @@ SCALABILITY_QUICK = {
 def ila_scalability(seeds: list[int], out: Path, quick: bool = False) -> Result:
     # quick: the same 2 400 VMs with a twentieth of the jobs, maps and reduces (a smoke run)
     sc = load_scenario("ila2400", SCALABILITY_QUICK) if quick else "ila2400"
-    rates, per_beat, walls, refit, n_refit = [], [], [], [], []
+    rates, per_beat, walls, refit, n_refit, offline = [], [], [], [], [], []
     for seed in seeds:
         sched = registry.make("ila", **(QUICK_COMBOS if quick else {}))
         sim = build_simulation(sc, sched, seed)
@@ -125,11 +125,12 @@ def ila_scalability(seeds: list[int], out: Path, quick: bool = False) -> Result:
         sim.run()
         walls.append(time.perf_counter() - t0)
         launched = sum(1 for a in sim.attempts)
-        decide = sched.decide_s - sched.refit_s
+        decide = sched.decide_s - sched.refit_s - sched.offline_s
         rates.append(launched / decide)
         per_beat.append(decide / max(1, sim.beats.n_heartbeats) * 1e3)
         refit.append(sched.refit_s / max(1, sched.n_refits))
         n_refit.append(sched.n_refits)
+        offline.append(sched.offline_s)
     ok = min(rates) >= 720.0 and max(refit) < 2.0
     verdict = "reproduced" if ok else "not reproduced"
     ours = (
@@ -139,7 +140,8 @@ def ila_scalability(seeds: list[int], out: Path, quick: bool = False) -> Result:
     )
     why = (
         "Criterion: tasks launched per second of time spent inside ILA's decide() (model "
-        "predictions, gate, LASM; the online refits counted apart) ≥ 720 on ila2400 (400 "
+        "predictions, gate, LASM; the online refits and the offline model's training at the "
+        f"first request, {fmt(offline, digits=1)} s, counted apart) ≥ 720 on ila2400 (400 "
         "servers x 6 VMs), and each refit under the paper's 2 s ('The time for modeling "
         "process is less than 2 seconds'). Measured in CPython on this machine, as the "
         "thread's CPU time; the "
