@@ -182,7 +182,7 @@ class EvalConfig(BaseModel):
 
     @model_validator(mode="after")
     def _temperature_samples(self) -> EvalConfig:
-        from agents.model_policy import check_temperature
+        from agents.sampling import check_temperature
 
         check_temperature(self.temperature, self.decode)
         return self

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.sampling import check_temperature, sharpen
 from mrgym.envs.observation import CRITIC_FEATURES, GLOBAL_FEATURES, JOB_FEATURES, VM_FEATURES
 from mrgym.policy import BINDING_SETTINGS, env_setting
 
@@ -37,28 +38,6 @@ from mrgym.policy import BINDING_SETTINGS, env_setting
 #   seed.  The policy as trained: its training episodes are sampled.
 DECODES = ("argmax", "launch-first", "sample")
 ALGORITHMS = ("maskable_ppo", "ppo", "a2c", "dqn")
-
-
-def check_temperature(temperature: float, decode: str) -> None:
-    """A ValueError naming the key unless ``temperature`` is a positive number, and 1 unless
-    the decode samples (it changes nothing else)."""
-    if not (isinstance(temperature, int | float) and 0 < temperature < float("inf")):
-        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
-    if temperature != 1.0 and decode != "sample":
-        raise ValueError(
-            f"temperature: {temperature} acts on decode 'sample' only, got decode {decode!r}"
-        )
-
-
-def sharpen(p: np.ndarray, temperature: float) -> np.ndarray:
-    """``p`` to the power 1/temperature, unnormalised, computed on the logs so that a low
-    temperature does not underflow every probability to 0 (zeros stay 0; the largest
-    becomes 1)."""
-    out = np.zeros_like(p)
-    legal = p > 0
-    logp = np.log(p[legal])
-    out[legal] = np.exp((logp - logp.max()) / temperature)
-    return out
 
 
 class ModelPolicy:

@@ -94,7 +94,7 @@ def test_launch_first_counts_the_waits_as_declining():
 
 
 def test_a_temperature_below_one_samples_the_likely_actions_more():
-    from agents.model_policy import sharpen
+    from agents.sampling import sharpen
 
     mask = np.array([True, False, True, True, True])
     info = {"action_mask": mask}

@@ -22,10 +22,11 @@ def test_there_are_shipped_models():
     )
     # ila72: two recipes and a fine-tuning of one, training seeds 0, 1 and 2 each, and a
     # further fine-tuning's seed 0 (its seeds 1 and 2 kept their starts), and seeds 0, 1
-    # and 2 of the four tracks' recipes and of the fairness track's second; lee-gpu:
-    # seeds 0, 1 and 2 of the wfair recipe, of each of the four tracks' recipes and of the
-    # throughput track's second; one seed on each other scenario (models/README.md)
-    assert scenarios == ["hybrid48-peak", *["ila72"] * 25, *["lee-gpu"] * 18, "pna60"]
+    # and 2 of the four tracks' recipes and of the fairness track's second (picked twice);
+    # lee-gpu: seeds 0, 1 and 2 of the wfair recipe, of each of the four tracks' recipes
+    # (the jct track's also at a lower temperature) and of the throughput track's second;
+    # one seed on each other scenario (models/README.md)
+    assert scenarios == ["hybrid48-peak", *["ila72"] * 28, *["lee-gpu"] * 21, "pna60"]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
@@ -151,4 +152,12 @@ def test_the_top_of_configs_train_holds_each_shipped_models_recipe():
             # it saved checkpoints every 24 992 steps (no weight changes by it) and picked
             # among those nearest the recipe's 100 k (models/README.md)
             same |= {"checkpoint_every_steps"}
+        pick = path.parent / "pick.json"
+        chosen = json.loads(pick.read_text()).get("temperature") if pick.is_file() else None
+        if isinstance(chosen, dict):
+            # a sampling temperature chosen on the validation seeds after training, as its
+            # pick.json records: the recipe's but for eval.temperature
+            assert saved.eval.temperature == chosen["chosen"] != mine.eval.temperature
+            ev = saved.eval.model_copy(update={"temperature": mine.eval.temperature})
+            saved = saved.model_copy(update={"eval": ev})
         assert saved.model_dump(exclude=same) == mine.model_dump(exclude=same), path.parent.name
