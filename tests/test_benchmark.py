@@ -71,6 +71,19 @@ def test_paired_difference_edge_cases():
         paired_difference([1.0, 2.0, 3.0], [1.0, 2.0])
 
 
+def test_a_percentage_near_zero_keeps_its_side():
+    """The tables' percentages: one decimal; float noise around zero reads +0.0, but a
+    bound that is off zero keeps two decimals (ila72-jct-v2-s1's upper bound, -0.014 %,
+    had read +0.0, as if its interval reached zero)."""
+    from mrgym.benchmark.leaderboard import pct
+
+    assert [pct(v) for v in (-3e-13, 3e-13, 0.004, -0.004)] == ["+0.0"] * 4
+    assert [pct(v) for v in (-0.0143, 0.0143, 0.049, -0.05)] == ["-0.01", "+0.01", "+0.05", "-0.1"]
+    assert [pct(v) for v in (-1.1478, 2.25, 12.0)] == ["-1.1", "+2.2", "+12.0"]
+    same = paired_difference([10.0, 20.0], [10.0, 20.0])
+    assert [pct(v) for v in (same.mean_pct, same.low_pct, same.high_pct)] == ["+0.0"] * 3
+
+
 # -- duplicates and the best baseline -------------------------------------------------------
 def _result(name: str, jct: list, kind: str = "baseline", **extra) -> PolicyResult:
     per_seed = {k: [None] * len(jct) for k in METRIC_KEYS}

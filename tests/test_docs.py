@@ -219,10 +219,6 @@ def test_the_learning_page_is_short_and_the_training_page_names_the_top_recipes(
     assert sorted({*named, "bc_jobset_ila72_gate_linear_500k.yaml"}) == top
 
 
-def _pct(v: float) -> str:
-    return f"{round(v, 1) + 0.0:+.1f}"
-
-
 def _boards() -> dict:
     """The leaderboard's results, by scenario and then by policy name."""
     from mrgym.benchmark.leaderboard import load_boards
@@ -232,10 +228,11 @@ def _boards() -> dict:
 
 def _difference(values: list[float], base: list[float]) -> str:
     """The paired difference as the learning page writes it (ASCII minus signs)."""
+    from mrgym.benchmark.leaderboard import pct
     from mrgym.benchmark.stats import paired_difference
 
     d = paired_difference(values, base)
-    return f"{_pct(d.mean_pct)} % [{_pct(d.low_pct)}, {_pct(d.high_pct)}]"
+    return f"{pct(d.mean_pct)} % [{pct(d.low_pct)}, {pct(d.high_pct)}]"
 
 
 def test_the_learning_summary_is_the_leaderboards_result_files() -> None:

@@ -22,11 +22,12 @@ def test_there_are_shipped_models():
     )
     # ila72: two recipes and a fine-tuning of one, training seeds 0, 1 and 2 each, and a
     # further fine-tuning's seed 0 (its seeds 1 and 2 kept their starts), and seeds 0, 1
-    # and 2 of the four tracks' recipes and of the fairness track's second (picked twice);
+    # and 2 of the four tracks' recipes, of the fairness track's second (picked twice) and
+    # of the jct track's picked again;
     # lee-gpu: seeds 0, 1 and 2 of the wfair recipe, of each of the four tracks' recipes
     # (the jct track's also at a lower temperature) and of the throughput track's second;
     # one seed on each other scenario (models/README.md)
-    assert scenarios == ["hybrid48-peak", *["ila72"] * 28, *["lee-gpu"] * 21, "pna60"]
+    assert scenarios == ["hybrid48-peak", *["ila72"] * 31, *["lee-gpu"] * 21, "pna60"]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
@@ -148,7 +149,7 @@ def test_the_top_of_configs_train_holds_each_shipped_models_recipe():
         where = top if (top / f"{recipe}.yaml").is_file() else top / "tracks"
         mine = load_train_config(where / f"{recipe}.yaml")
         same = {"name", "seed"}
-        if path.parent.name == "ila72-jct-v1-s0":
+        if path.parent.name in ("ila72-jct-v1-s0", "ila72-jct-v2-s0"):
             # it saved checkpoints every 24 992 steps (no weight changes by it) and picked
             # among those nearest the recipe's 100 k (models/README.md)
             same |= {"checkpoint_every_steps"}

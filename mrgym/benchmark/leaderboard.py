@@ -330,13 +330,19 @@ def _diff(d: PairedDiff | None) -> str:
     if d is None or d.mean_pct is None:
         return "-"
     if d.low_pct is None:
-        return f"{_pct(d.mean_pct)} % (n = {d.n})"
-    return f"{_pct(d.mean_pct)} % [{_pct(d.low_pct)}, {_pct(d.high_pct)}]"
+        return f"{pct(d.mean_pct)} % (n = {d.n})"
+    return f"{pct(d.mean_pct)} % [{pct(d.low_pct)}, {pct(d.high_pct)}]"
 
 
-def _pct(v: float) -> str:
-    # rounded first, then + 0.0: a difference of -3e-13 % shows as +0.0, not -0.0
-    return f"{round(v, 1) + 0.0:+.1f}"
+def pct(v: float) -> str:
+    """A percentage to one decimal, signed.  Rounded first, then + 0.0: a difference of
+    -3e-13 % shows as +0.0, not -0.0.  A value that rounds to zero but is not (|v| >=
+    0.005) keeps two decimals, so an interval's bound just below zero reads -0.01, not
+    +0.0: whether the interval excludes zero is what a reader takes from it."""
+    r = round(v, 1)
+    if r == 0 and abs(v) >= 0.005:
+        return f"{v:+.2f}"
+    return f"{r + 0.0:+.1f}"
 
 
 def _code(text: str) -> str:
