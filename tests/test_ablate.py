@@ -259,3 +259,11 @@ def test_bad_input_names_the_key(capsys):
     assert "ep/s" not in out.err  # no progress bar: no episode started
     with pytest.raises(ValueError, match="decode='sample'"):
         ablate.AblatedPolicy(ModelPolicy(StubModel(PROBS), decode="argmax"), "agent")
+
+
+def test_a_bound_near_zero_keeps_its_side():
+    # the leaderboard's formatter: an upper bound of -0.014 % excludes zero, and says so
+    assert ablate._pct([-1.23, -2.31, -0.014]) == "-1.2 % [-2.3, -0.01]"
+    assert ablate._pct([0.03, None, None]) == "+0.03 %"
+    assert ablate._pct([-3e-13, -1.0, 1.0]) == "+0.0 % [-1.0, +1.0]"
+    assert ablate._pct(None) == "" and ablate._pct([None, None, None]) == ""

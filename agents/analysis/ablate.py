@@ -62,6 +62,7 @@ import numpy as np
 from tqdm import tqdm
 
 from mrgym import registry
+from mrgym.benchmark.leaderboard import pct
 from mrgym.benchmark.protocol import TEST_SEEDS
 from mrgym.benchmark.stats import paired_difference
 from mrgym.runner import run_episode
@@ -301,11 +302,12 @@ def table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _pct(d: list | None) -> str:
+    # the leaderboard's formatter: a bound that rounds to zero but is not keeps its side
     if d is None or d[0] is None:
         return ""
     if d[1] is None:
-        return f"{d[0]:+.1f} %"
-    return f"{d[0]:+.1f} % [{d[1]:+.1f}, {d[2]:+.1f}]"
+        return f"{pct(d[0])} %"
+    return f"{pct(d[0])} % [{pct(d[1])}, {pct(d[2])}]"
 
 
 def markdown(tab: list[dict[str, Any]]) -> str:
