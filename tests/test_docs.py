@@ -276,7 +276,8 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
         assert rows, scenario
         results = boards[scenario]
         for cell, _, best, *seeds in rows:
-            track, _, version = cell.partition(", v")  # "fairness, v2": the second recipe
+            # "fairness, v2": the second recipe's models (-v2-); "jct, mc": -mc-; alone: -v1-
+            track, _, tag = cell.partition(", ")
             metric = TRACKS[track].metric
             name, value = best.split(", ", 1)
             base = results[name.strip("`")].per_seed[metric]
@@ -284,7 +285,7 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
             assert len(seeds) == 3, (scenario, track)
             for s, seed_cell in enumerate(seeds):
                 value, diff = seed_cell.split(", ", 1)
-                model = results[f"{scenario}-{track}-v{version or 1}-s{s}"].per_seed[metric]
+                model = results[f"{scenario}-{track}-{tag or 'v1'}-s{s}"].per_seed[metric]
                 shown(value, model)
                 assert diff.replace("\u2212", "-") == _difference(model, base), (scenario, track, s)
 
