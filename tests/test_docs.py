@@ -276,7 +276,8 @@ def test_the_learning_track_tables_are_the_leaderboards_result_files() -> None:
         assert rows, scenario
         results = boards[scenario]
         for cell, _, best, *seeds in rows:
-            # "fairness, v2": the second recipe's models (-v2-); "jct, mc": -mc-; alone: -v1-
+            # the label's tag names the models: "fairness, v2" -> -v2-, "jct, mc" -> -mc-,
+            # a track alone -> -v1-
             track, _, tag = cell.partition(", ")
             metric = TRACKS[track].metric
             name, value = best.split(", ", 1)
