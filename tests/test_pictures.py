@@ -35,7 +35,7 @@ def test_each_front_policy_is_named_once_inside_its_panel_and_no_names_overlap(i
     ):
         pts = _points(ila72, key, maximize)
         front = sorted(pts[i][0] for i in pareto_front([(x, y) for _, x, y, _ in pts]))
-        names = [t for t in ax.texts]
+        names = list(ax.texts)
         assert sorted(t.get_text() for t in names) == front and len(front) >= 3, key
         panel = ax.get_window_extent(renderer)
         boxes = []

@@ -78,12 +78,7 @@ def _label_front(ax, on: list[tuple], sign: float) -> None:
             # the name's own box (an annotation's would span its line too)
             t.update_positions(renderer)
             box = Text.get_window_extent(t, renderer)
-            inside = (
-                panel.x0 <= box.x0
-                and box.x1 <= panel.x1
-                and panel.y0 <= box.y0
-                and box.y1 <= panel.y1
-            )
+            inside = panel.contains(box.x0, box.y0) and panel.contains(box.x1, box.y1)
             if last or (inside and not any(box.overlaps(other) for other in placed)):
                 break
             t.remove()
