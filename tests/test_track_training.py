@@ -169,6 +169,24 @@ def test_a_pick_on_more_seeds_and_samples_says_so(run, tmp_path):
         pick(other, "jct", samples=0)
 
 
+def test_a_two_stage_pick_plays_only_the_first_stages_best_again(run, tmp_path):
+    import shutil
+
+    other = tmp_path / "two"
+    shutil.copytree(run, other)
+    doc = pick(other, "jct", n_seeds=2, top=1)
+    first = doc["first"]
+    assert first["seeds"] == [2000] and first["samples"] == 1  # the run's own evaluation seeds
+    assert set(first["values"]) == set(candidates(other))
+    ok = {k: v for k, v in first["values"].items() if v is not None}
+    leader = min(ok, key=lambda k: (ok[k], k))
+    assert list(doc["values"]) == [leader] and doc["best"] == leader  # only it played again
+    assert doc["seeds"] == [2000, 2001]
+    assert "first" not in pick(other, "jct")  # one stage: no first
+    with pytest.raises(ValueError, match="top: expected at least 1"):
+        pick(other, "jct", top=0)
+
+
 def test_a_run_evaluated_off_the_validation_seeds_is_refused(run, tmp_path):
     import shutil
 

@@ -13,6 +13,13 @@ the test benchmark plays them: a pick on more episodes is less at the mercy of o
 unlucky sample.  The candidate with the lowest mean of the track's metric, among those whose
 episodes all ran whole, is copied to ``RUN/best_TRACK.zip``; every candidate's value is in
 ``RUN/pick_TRACK.json``.  The test seeds are never played.
+
+``--top K`` picks in two stages, for runs with many checkpoints: every candidate first plays
+the run's own evaluation seeds once each (the default pick), and only the K best of them
+play ``--seeds`` x ``--samples``; the pick is the best of the second stage, and the first
+stage's values are kept in the json's ``first``::
+
+    python -m agents.analysis.pick_track --track jct --top 4 --seeds 20 --samples 3 RUN
 """
 
 from __future__ import annotations
@@ -66,30 +73,17 @@ def validation_limit(run: Path) -> int:
     return len(seeds)
 
 
-def pick(
-    run: Path, track: str, workers: int = 1, n_seeds: int | None = None, samples: int = 1
-) -> dict:
-    """Play ``run``'s candidates on the validation seeds (the first ``n_seeds``; None: as
-    many as the run's own evaluation played), ``samples`` episodes of each, and copy the best
-    for ``track`` to ``RUN/best_TRACK.zip``; returns what ``RUN/pick_TRACK.json`` holds."""
+def _play(
+    run: Path, cands: dict[str, Path], metric: str, seeds: list[int], samples: int, workers: int
+) -> tuple[dict[str, float | None], int]:
+    """Each candidate's mean ``metric`` over ``seeds`` x ``samples`` episodes (None where an
+    episode was cut), and the episodes a seed that were played (argmax: one)."""
     from agents.model_policy import ModelSpec
     from agents.train import ModelFactory
-    from mrgym.benchmark.protocol import split_seeds
     from mrgym.benchmark.run import Entrant, run_benchmark
     from mrgym.benchmark.stats import complete, mean_of
-    from mrgym.benchmark.tracks import get_track
     from mrgym.config import load_scenario
 
-    metric = get_track(track).metric
-    valid = list(split_seeds("validation"))
-    if n_seeds is None:
-        n_seeds = validation_limit(run)
-    if not 1 <= n_seeds <= len(valid):
-        raise ValueError(f"seeds: expected 1 to {len(valid)} validation seeds, got {n_seeds}")
-    if samples < 1:
-        raise ValueError(f"samples: expected at least 1 episode per seed, got {samples}")
-    cands = candidates(run)
-    seeds = valid[:n_seeds]
     entrants = []
     for name, path in cands.items():
         f = ModelFactory(path, name=name)
@@ -102,19 +96,63 @@ def pick(
         entrants, scenario, seeds, samples, progress=True, sweep=(workers, "process", None)
     )
     values = {r.name: mean_of(r.per_seed.get(metric, [])) if complete(r) else None for r in results}
-    ok = {k: v for k, v in values.items() if v is not None}
+    return values, max(r.samples for r in results)
+
+
+def _ranked(run: Path, values: dict[str, float | None]) -> list[str]:
+    """The candidates whose episodes all ran whole, best first (lowest mean, then name)."""
+    ok = sorted((v, k) for k, v in values.items() if v is not None)
     if not ok:
         raise ValueError(f"{run}: no candidate ran every validation episode whole")
-    best = min(ok, key=lambda k: (ok[k], k))  # lowest mean, then the name
+    return [k for _, k in ok]
+
+
+def pick(
+    run: Path,
+    track: str,
+    workers: int = 1,
+    n_seeds: int | None = None,
+    samples: int = 1,
+    top: int | None = None,
+) -> dict:
+    """Play ``run``'s candidates on the validation seeds (the first ``n_seeds``; None: as
+    many as the run's own evaluation played), ``samples`` episodes of each, and copy the best
+    for ``track`` to ``RUN/best_TRACK.zip``; returns what ``RUN/pick_TRACK.json`` holds.
+    With ``top``, only the ``top`` best on the run's own evaluation seeds (one episode
+    each) play the second stage."""
+    from mrgym.benchmark.protocol import split_seeds
+    from mrgym.benchmark.tracks import get_track
+
+    metric = get_track(track).metric
+    valid = list(split_seeds("validation"))
+    own = validation_limit(run)
+    if n_seeds is None:
+        n_seeds = own
+    if not 1 <= n_seeds <= len(valid):
+        raise ValueError(f"seeds: expected 1 to {len(valid)} validation seeds, got {n_seeds}")
+    if samples < 1:
+        raise ValueError(f"samples: expected at least 1 episode per seed, got {samples}")
+    if top is not None and top < 1:
+        raise ValueError(f"top: expected at least 1 candidate for the second stage, got {top}")
+    cands = candidates(run)
+    first = None
+    if top is not None:
+        values, played = _play(run, cands, metric, valid[:own], 1, workers)
+        first = {"seeds": valid[:own], "samples": played, "values": values}
+        cands = {k: cands[k] for k in _ranked(run, values)[:top]}
+    values, played = _play(run, cands, metric, valid[:n_seeds], samples, workers)
+    best = _ranked(run, values)[0]
     shutil.copyfile(cands[best], run / f"best_{track}.zip")
     doc = {
         "track": track,
         "metric": metric,
-        "seeds": seeds,
-        "samples": max(r.samples for r in results),  # episodes a seed (argmax: one)
+        "seeds": valid[:n_seeds],
+        "samples": played,  # episodes a seed (argmax: one)
         "best": best,
         "values": values,
     }
+    if first is not None:
+        doc["first"] = first
     (run / f"pick_{track}.json").write_text(json.dumps(doc, indent=1) + "\n")
     return doc
 
@@ -132,10 +170,16 @@ def main(argv: list[str] | None = None) -> int:
         help="the first N validation seeds (default: as many as the run's eval.seeds)",
     )
     ap.add_argument("--samples", type=int, default=1, help="sampled episodes per seed (default 1)")
+    ap.add_argument(
+        "--top",
+        type=int,
+        default=None,
+        help="two stages: only the K best on the run's own evaluation seeds play the second",
+    )
     ap.add_argument("runs", nargs="+", type=Path, help="training run folders")
     args = ap.parse_args(argv)
     for run in args.runs:
-        doc = pick(run, args.track, args.workers, args.seeds, args.samples)
+        doc = pick(run, args.track, args.workers, args.seeds, args.samples, args.top)
         print(f"{run}: {doc['best']} ({doc['metric']} {doc['values'][doc['best']]:.4g})")
     return 0
 
