@@ -169,7 +169,7 @@ def test_a_pick_on_more_seeds_and_samples_says_so(run, tmp_path):
         pick(other, "jct", samples=0)
 
 
-def test_a_two_stage_pick_plays_only_the_first_stages_best_again(run, tmp_path):
+def test_a_two_stage_pick_plays_only_the_first_stages_best_again(run, tmp_path, capsys):
     import shutil
 
     other = tmp_path / "two"
@@ -183,6 +183,8 @@ def test_a_two_stage_pick_plays_only_the_first_stages_best_again(run, tmp_path):
     assert list(doc["values"]) == [leader] and doc["best"] == leader  # only it played again
     assert doc["seeds"] == [2000, 2001]
     assert "first" not in pick(other, "jct")  # one stage: no first
+    assert main(["--track", "jct", "--top", "1", str(other)]) == 0
+    assert f"first stage kept {leader} " in capsys.readouterr().out
     with pytest.raises(ValueError, match="top: expected at least 1"):
         pick(other, "jct", top=0)
 

@@ -180,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     for run in args.runs:
         doc = pick(run, args.track, args.workers, args.seeds, args.samples, args.top)
+        if "first" in doc:
+            kept = ", ".join(f"{k} {doc['first']['values'][k]:.4g}" for k in doc["values"])
+            print(f"{run}: first stage kept {kept}")
         print(f"{run}: {doc['best']} ({doc['metric']} {doc['values'][doc['best']]:.4g})")
     return 0
 
