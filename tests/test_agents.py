@@ -294,6 +294,32 @@ def test_resume_keeps_the_held_out_schedule_and_a_second_run_gets_its_own_folder
     assert again == tmp_path / f"{cfg.name}-2" and (again / "model.zip").exists()
 
 
+def test_checkpoints_and_evaluations_do_not_change_what_trains(tmp_path):
+    """The same seed and config train the same weights however often the run saves and
+    evaluates (a pick among denser checkpoints sees the same run: `ila72_jct_mc25`'s
+    100 k checkpoints equal `ila72_jct_mc`'s)."""
+    import torch
+
+    base = _cfg("maskable_ppo", steps=256)
+    dense = base.model_copy(
+        update={
+            "name": "dense",
+            "checkpoint_every_steps": 64,
+            "eval": base.eval.model_copy(update={"every_steps": 64, "decode": "sample"}),
+        }
+    )
+    a = train(base, logdir=tmp_path, progress=False)
+    b = train(dense, logdir=tmp_path, progress=False)
+    assert (
+        len(list((b / "checkpoints").glob("*.zip")))
+        == 4
+        > len(list((a / "checkpoints").glob("*.zip")))
+    )
+    wa = load_model(a)[0].policy.state_dict()
+    wb = load_model(b)[0].policy.state_dict()
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
 def test_an_interrupted_run_saves_its_model(tmp_path, monkeypatch):
     from agents import callbacks
 
