@@ -296,8 +296,7 @@ def test_resume_keeps_the_held_out_schedule_and_a_second_run_gets_its_own_folder
 
 def test_checkpoints_and_evaluations_do_not_change_what_trains(tmp_path):
     """The same seed and config train the same weights however often the run saves and
-    evaluates (a pick among denser checkpoints sees the same run: `ila72_jct_mc25`'s
-    100 k checkpoints equal `ila72_jct_mc`'s)."""
+    evaluates (sampled): a pick among denser checkpoints sees the same run."""
     import torch
 
     base = _cfg("maskable_ppo", steps=256)
@@ -310,11 +309,9 @@ def test_checkpoints_and_evaluations_do_not_change_what_trains(tmp_path):
     )
     a = train(base, logdir=tmp_path, progress=False)
     b = train(dense, logdir=tmp_path, progress=False)
-    assert (
-        len(list((b / "checkpoints").glob("*.zip")))
-        == 4
-        > len(list((a / "checkpoints").glob("*.zip")))
-    )
+    dense_saves = len(list((b / "checkpoints").glob("*.zip")))
+    assert dense_saves == 4 > len(list((a / "checkpoints").glob("*.zip")))
+    assert sorted(_eval_steps(b)) == [64, 128, 192, 256]  # it did evaluate, every 64 steps
     wa = load_model(a)[0].policy.state_dict()
     wb = load_model(b)[0].policy.state_dict()
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import torch
 from helpers import tiny_train_config
 
-from agents.analysis.pick_track import candidates, main, pick
+from agents.analysis.pick_track import _ranked, candidates, main, pick
 from agents.config import load_train_config, train_config_dir
 from agents.train import make_vec, train, unchecked_distributions
 from mrgym.benchmark.tracks import TRACKS
@@ -183,10 +184,24 @@ def test_a_two_stage_pick_plays_only_the_first_stages_best_again(run, tmp_path, 
     assert list(doc["values"]) == [leader] and doc["best"] == leader  # only it played again
     assert doc["seeds"] == [2000, 2001]
     assert "first" not in pick(other, "jct")  # one stage: no first
-    assert main(["--track", "jct", "--top", "1", str(other)]) == 0
+    assert main(["--track", "jct", "--top", "1", "--seeds", "2", str(other)]) == 0
     assert f"first stage kept {leader} " in capsys.readouterr().out
+    doc = pick(other, "jct", n_seeds=2, top=5)  # more than there are: every one plays again
+    assert set(doc["values"]) == set(candidates(other))
     with pytest.raises(ValueError, match="top: expected at least 1"):
         pick(other, "jct", top=0)
+    with pytest.raises(ValueError, match="would replay the first"):
+        pick(other, "jct", top=1)  # the run's own seed, one episode: the first stage again
+
+
+def test_the_ranking_breaks_ties_by_name_and_leaves_out_cut_candidates():
+    assert _ranked(Path("r"), {"r@2": 1.0, "r@1": 1.0, "r@3": None, "r@4": 0.5}) == [
+        "r@4",
+        "r@1",
+        "r@2",
+    ]
+    with pytest.raises(ValueError, match="no candidate ran every validation episode whole"):
+        _ranked(Path("r"), {"r@1": None})
 
 
 def test_a_run_evaluated_off_the_validation_seeds_is_refused(run, tmp_path):
@@ -201,5 +216,8 @@ def test_a_run_evaluated_off_the_validation_seeds_is_refused(run, tmp_path):
     (other / "config.yaml").write_text(yaml.safe_dump(cfg))
     with pytest.raises(ValueError, match="not the first validation seeds"):
         pick(other, "jct")
+    with pytest.raises(ValueError, match="not the first validation seeds"):
+        pick(other, "jct", n_seeds=2, top=1)  # its first stage plays the run's own seeds
+    assert pick(other, "jct", n_seeds=1)["seeds"] == [2000]  # named seeds: no own ones needed
     with pytest.raises(ValueError, match="no checkpoints"):
         candidates(tmp_path)

@@ -125,7 +125,8 @@ def pick(
 
     metric = get_track(track).metric
     valid = list(split_seeds("validation"))
-    own = validation_limit(run)
+    # the run's own evaluation seeds: the default pick's, and a two-stage pick's first stage
+    own = validation_limit(run) if n_seeds is None or top is not None else 0
     if n_seeds is None:
         n_seeds = own
     if not 1 <= n_seeds <= len(valid):
@@ -134,6 +135,11 @@ def pick(
         raise ValueError(f"samples: expected at least 1 episode per seed, got {samples}")
     if top is not None and top < 1:
         raise ValueError(f"top: expected at least 1 candidate for the second stage, got {top}")
+    if top is not None and n_seeds <= own and samples == 1:
+        raise ValueError(
+            f"top: the second stage would replay the first ({own} seeds, one episode each); "
+            "give more --seeds or --samples"
+        )
     cands = candidates(run)
     first = None
     if top is not None:
