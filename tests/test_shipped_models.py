@@ -27,7 +27,7 @@ def test_there_are_shipped_models():
     # lee-gpu: seeds 0, 1 and 2 of the wfair recipe, of each of the four tracks' recipes
     # (the jct track's also at a lower temperature) and of the throughput track's second;
     # one seed on each other scenario (models/README.md)
-    assert scenarios == ["hybrid48-peak", *["ila72"] * 34, *["lee-gpu"] * 21, "pna60"]
+    assert scenarios == ["hybrid48-peak", *["ila72"] * 37, *["lee-gpu"] * 21, "pna60"]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
