@@ -99,6 +99,11 @@ class EnvConfig(BaseModel):
     # W extra actions after decline: wait w (1..W) declines and also the next w asks of the
     # VM's slot kind (MRClusterEnv's wait_actions): one decision for several heartbeats
     wait_actions: int = Field(0, ge=0, le=MAX_WAIT_ACTIONS)
+    # a registered scheduler: each training episode's slowdown reward divided by its mean
+    # squared slowdown on the episode's workload (agents/episode_scale.py), so that every
+    # workload weighs the same, as in the fairness track's paired per-seed change; None:
+    # the reward as it is.  Evaluations run the environment unscaled
+    slowdown_scale_by: str | None = None
 
     @field_validator("hooks")
     @classmethod
@@ -136,6 +141,15 @@ class EnvConfig(BaseModel):
             from agents.continuous import ContinuousSpec
 
             ContinuousSpec.from_dict(self.continuous).overrides(self.scenario, self.overrides)
+        if self.slowdown_scale_by is not None:
+            from agents.episode_scale import check_scale
+
+            check_scale(self.slowdown_scale_by, self.reward_weights)
+            if self.continuous is not None or self.randomize is not None:
+                raise ValueError(
+                    "env.slowdown_scale_by: runs the scheduler on the scenario's own "
+                    "episodes; drop env.continuous and env.randomize"
+                )
         if self.hooks_gate and self.hooks is None:
             raise ValueError(
                 "env.hooks_gate: true needs env.hooks (a scheduler whose gate answers slots), "

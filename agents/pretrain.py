@@ -107,6 +107,7 @@ def collect(
     gamma: float = 0.999,
     per_second: bool = False,
     hooks: str | None = None,
+    scale_by: str | None = None,
 ) -> Demonstrations:
     """Run ``expert`` on the training environment for each seed, recording every step.
 
@@ -120,7 +121,11 @@ def collect(
 
     ``hooks`` (``env.hooks``): a scheduler whose hooks run inside the environment
     (agents/env_hooks.py); an expert with hooks is refused unless it is that scheduler,
-    whose one instance then places, controls and decides."""
+    whose one instance then places, controls and decides.  ``scale_by``
+    (``env.slowdown_scale_by``): each episode's rewards divided as training divides them
+    (agents/episode_scale.py), so that the value head starts on training's scale."""
+    from agents.episode_scale import mean_square_slowdown
+
     env, scheduler, own = _expert_env(env_kwargs, expert, hooks)
     obs_l, mask_l, act_l, ret_l, dt_l = [], [], [], [], []
     inexact = 0
@@ -129,6 +134,7 @@ def collect(
         if not own:  # the environment's reset already reset the hooks' scheduler
             scheduler.reset(seed)
         rewards, dts = [], []
+        scale = mean_square_slowdown(env, scale_by) if scale_by is not None else 1.0
         while True:
             mask = np.asarray(info["action_mask"], dtype=bool)
             action, exact = env.closest_action(scheduler.decide(env.decision_context()))
@@ -137,7 +143,7 @@ def collect(
             mask_l.append(mask)
             act_l.append(action)
             obs, reward, term, trunc, info = env.step(action)
-            rewards.append(float(reward))
+            rewards.append(float(reward) / scale)
             dts.append(float(info.get("dt", 1.0)) if per_second else 1.0)
             if term or trunc:
                 break

@@ -77,6 +77,11 @@ def make_vec(cfg: TrainConfig):
     kw = env_kwargs(cfg)
     hooks = {"wrapper_class": WithHooks, "wrapper_kwargs": {"hooks": cfg.env.hooks}}
     hooks = hooks if cfg.env.hooks else {}  # no wrapper unless it has hooks to install
+    if cfg.env.slowdown_scale_by is not None:  # refused with continuous and randomize
+        from agents.episode_scale import scaled_with_hooks
+
+        hooks = {"wrapper_class": scaled_with_hooks}
+        hooks["wrapper_kwargs"] = {"hooks": cfg.env.hooks, "name": cfg.env.slowdown_scale_by}
     if cfg.env.continuous is not None:  # kept out of env_kwargs: evaluation runs the scenario
         from agents.continuous import ContinuousSpec, differential, make_continuous_env
 
@@ -551,7 +556,8 @@ def _warm_start(model, cfg: TrainConfig) -> dict:
     t0 = time.perf_counter()
     gamma = float(cfg.hyperparameters.get("gamma", 0.99))
     per_second = cfg.discount_per == "second"  # the returns discount as PPO's will
-    demos = collect(env_kwargs(cfg), p.expert, seeds, gamma, per_second, cfg.env.hooks)
+    scale_by = cfg.env.slowdown_scale_by
+    demos = collect(env_kwargs(cfg), p.expert, seeds, gamma, per_second, cfg.env.hooks, scale_by)
     out = clone(model, demos, p, seed=cfg.seed)
     out = {k: round(v, 4) for k, v in out.items()}
     out["bc_expert"] = p.expert

@@ -75,9 +75,10 @@ def validation_limit(run: Path) -> int:
 
 def _play(
     run: Path, cands: dict[str, Path], metric: str, seeds: list[int], samples: int, workers: int
-) -> tuple[dict[str, float | None], int]:
+) -> tuple[dict[str, float | None], int, dict[str, list]]:
     """Each candidate's mean ``metric`` over ``seeds`` x ``samples`` episodes (None where an
-    episode was cut), and the episodes a seed that were played (argmax: one)."""
+    episode was cut), the episodes a seed that were played (argmax: one), and each
+    candidate's per-seed values (for a paired comparison with a baseline's)."""
     from agents.model_policy import ModelSpec
     from agents.train import ModelFactory
     from mrgym.benchmark.run import Entrant, run_benchmark
@@ -96,7 +97,8 @@ def _play(
         entrants, scenario, seeds, samples, progress=True, sweep=(workers, "process", None)
     )
     values = {r.name: mean_of(r.per_seed.get(metric, [])) if complete(r) else None for r in results}
-    return values, max(r.samples for r in results)
+    per_seed = {r.name: list(r.per_seed.get(metric, [])) for r in results}
+    return values, max(r.samples for r in results), per_seed
 
 
 def _ranked(run: Path, values: dict[str, float | None]) -> list[str]:
@@ -143,10 +145,10 @@ def pick(
     cands = candidates(run)
     first = None
     if top is not None:
-        values, played = _play(run, cands, metric, valid[:own], 1, workers)
+        values, played, _ = _play(run, cands, metric, valid[:own], 1, workers)
         first = {"seeds": valid[:own], "samples": played, "values": values}
         cands = {k: cands[k] for k in _ranked(run, values)[:top]}
-    values, played = _play(run, cands, metric, valid[:n_seeds], samples, workers)
+    values, played, per_seed = _play(run, cands, metric, valid[:n_seeds], samples, workers)
     best = _ranked(run, values)[0]
     shutil.copyfile(cands[best], run / f"best_{track}.zip")
     doc = {
@@ -156,6 +158,7 @@ def pick(
         "samples": played,  # episodes a seed (argmax: one)
         "best": best,
         "values": values,
+        "per_seed": per_seed,  # in the order of "seeds"
     }
     if first is not None:
         doc["first"] = first

@@ -334,6 +334,12 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             ep_seed, options, self._hooks, hooks0, self._hooks_decide, keep=seed is not None
         )
 
+    @property
+    def episode_seed(self) -> int | None:
+        """The seed of the episode under way (the one ``reset`` was given, or drew from
+        ``np_random`` when given none); None before the first reset."""
+        return self._ep_seed
+
     def _begin(self, ep_seed: int, options, hooks, hooks0, hooks_decide: bool, keep: bool = True):
         """Start the episode of ``ep_seed`` (reset without touching ``np_random``).
         ``keep``: the seed was given, so its reference JCTs are worth keeping on disk (a
