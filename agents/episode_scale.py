@@ -4,15 +4,15 @@
 The fairness track ranks by RMS slowdown and counts a win by the paired per-seed change,
 ``mean over seeds of (x_s / b_s - 1)`` (:func:`mrgym.benchmark.stats.paired_difference`):
 every test seed weighs the same.  Its reward, the ``slowdown`` term, returns
-``-sum over jobs of slowdown^2``, and that sum spans an order of magnitude across
-workloads (``ila72``: ``ila-gate+srpt``'s RMS slowdown is 1.35 on one test seed and 4.58
-on another, so 10 times the squared sum).  A policy trained on it spends its capacity on
-the heavy workloads and may give up the light ones, which the paired change counts as
-much (the second fairness recipe's models: better than ``ila-gate+srpt`` on the two
-heaviest test seeds, worse on four light ones, a tie).  Here each episode's reward is
-divided by the baseline's mean squared slowdown on the same workload, so that the return
-is ``-sum over jobs of (slowdown / the baseline's RMS slowdown)^2``: ``-n_jobs`` for the
+``-sum over jobs of slowdown^2``, and that sum spans an order of magnitude across a
+scenario's workloads (a heavy workload's squared slowdowns, several times a light one's).
+A policy trained on it spends its capacity on the heavy workloads and may give up the
+light ones, which the paired change counts as much (docs/learning.md, Tracks).  Here each
+episode's reward is divided by the baseline's mean squared slowdown on the same workload,
+so that the return is ``-w x sum over jobs of (slowdown / the baseline's RMS
+slowdown)^2`` (``w`` the slowdown weight; the jobs that arrived): ``-w x n_jobs`` for the
 baseline itself on every workload, and below it by the squared ratio the track counts.
+SB3's ``Monitor`` sits inside this wrapper, so TensorBoard's episode rewards stay unscaled.
 
 The baseline runs once per episode (``mrgym.run_sim`` on the episode's seed, the same
 workload and task luck as the episode's; ``ila72`` with ``ila-gate+srpt``: ~2 s, ~10 % of
@@ -39,13 +39,18 @@ def check_scale(name: str | None, reward_weights: dict | None) -> str | None:
         return None
     from mrgym import registry
 
-    if name not in registry.available() and registry.composition(name) is None:
+    try:
+        parts = registry.composition(name)
+    except ValueError as e:  # a bad gater or order: say which key held it
+        raise ValueError(f"env.slowdown_scale_by: {e}") from None
+    if name not in registry.available() and parts is None:
         raise ValueError(
             f"env.slowdown_scale_by: unknown scheduler {name!r}; expected one of "
             f"{registry.available()} or a composition <gater>-gate+<order>"
         )
-    other = sorted(k for k, w in (reward_weights or {}).items() if w and k not in SCALED_TERMS)
-    if not (reward_weights or {}).get("slowdown") or other:
+    weights = reward_weights or {}
+    other = sorted(k for k, w in weights.items() if w and k not in SCALED_TERMS)
+    if not weights.get("slowdown", 0.0) > 0 or other:
         raise ValueError(
             "env.slowdown_scale_by: scales the slowdown term alone; expected "
             f"env.reward_weights with slowdown > 0 and no other term, got {reward_weights!r}"
@@ -83,6 +88,7 @@ class ScaledSlowdown(gym.Wrapper):
 
     def __init__(self, env: gym.Env, name: str):
         super().__init__(env)
+        check_scale(name, env.unwrapped.weights)
         self.name = name
         self.scale = 1.0
 

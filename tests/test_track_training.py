@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from helpers import tiny_train_config
@@ -118,6 +119,10 @@ def test_the_pick_is_the_candidate_with_the_lowest_track_metric(run):
     ok = {k: v for k, v in doc["values"].items() if v is not None}
     assert ok, "some candidate ran its validation episode whole"
     assert doc["values"][doc["best"]] == min(ok.values())
+    # each candidate's per-seed values, in the order of the seeds, give its mean
+    for k, v in ok.items():
+        assert len(doc["per_seed"][k]) == len(doc["seeds"])
+        assert np.mean(doc["per_seed"][k]) == pytest.approx(v, rel=1e-12)
     best = run / "best_fairness.zip"
     src = candidates(run)[doc["best"]]
     assert best.read_bytes() == src.read_bytes()
@@ -179,6 +184,7 @@ def test_a_two_stage_pick_plays_only_the_first_stages_best_again(run, tmp_path, 
     first = doc["first"]
     assert first["seeds"] == [2000] and first["samples"] == 1  # the run's own evaluation seeds
     assert set(first["values"]) == set(candidates(other))
+    assert set(first["per_seed"]) == set(candidates(other))
     ok = {k: v for k, v in first["values"].items() if v is not None}
     leader = min(ok, key=lambda k: (ok[k], k))
     assert list(doc["values"]) == [leader] and doc["best"] == leader  # only it played again

@@ -78,7 +78,8 @@ def _play(
 ) -> tuple[dict[str, float | None], int, dict[str, list]]:
     """Each candidate's mean ``metric`` over ``seeds`` x ``samples`` episodes (None where an
     episode was cut), the episodes a seed that were played (argmax: one), and each
-    candidate's per-seed values (for a paired comparison with a baseline's)."""
+    candidate's per-seed values, in the order of ``seeds`` (None as for its mean), for a
+    paired comparison with a baseline's."""
     from agents.model_policy import ModelSpec
     from agents.train import ModelFactory
     from mrgym.benchmark.run import Entrant, run_benchmark
@@ -97,7 +98,7 @@ def _play(
         entrants, scenario, seeds, samples, progress=True, sweep=(workers, "process", None)
     )
     values = {r.name: mean_of(r.per_seed.get(metric, [])) if complete(r) else None for r in results}
-    per_seed = {r.name: list(r.per_seed.get(metric, [])) for r in results}
+    per_seed = {r.name: list(r.per_seed.get(metric, [])) if complete(r) else None for r in results}
     return values, max(r.samples for r in results), per_seed
 
 
@@ -145,8 +146,8 @@ def pick(
     cands = candidates(run)
     first = None
     if top is not None:
-        values, played, _ = _play(run, cands, metric, valid[:own], 1, workers)
-        first = {"seeds": valid[:own], "samples": played, "values": values}
+        values, played, per_seed = _play(run, cands, metric, valid[:own], 1, workers)
+        first = {"seeds": valid[:own], "samples": played, "values": values, "per_seed": per_seed}
         cands = {k: cands[k] for k in _ranked(run, values)[:top]}
     values, played, per_seed = _play(run, cands, metric, valid[:n_seeds], samples, workers)
     best = _ranked(run, values)[0]
