@@ -177,6 +177,11 @@ class EvalConfig(BaseModel):
     # "sample" draws from the probabilities to the power 1/temperature, renormalised: below
     # 1 the likely actions more often (towards argmax as it nears 0); 1 with other decodes
     temperature: float = Field(1.0, gt=0, allow_inf_nan=False)
+    # with env.hooks: while fewer than this many jobs are active, the decision is that
+    # scheduler's (its closest action) instead of the model's, in every run of the saved
+    # model (compare, benchmark, pick; not the in-training evaluations); None: the model
+    # makes every decision
+    defer_below: int | None = Field(None, ge=1)
     # a constraint on the pick: best_model.zip only from evaluations whose p95 JCT (mean
     # over the seeds) is no worse than this registered scheduler's on the same seeds, so
     # the pick cannot buy mean JCT with a starved tail; None: no constraint
@@ -261,6 +266,15 @@ class TrainConfig(BaseModel):
                     f"hyperparameters.{key}: unknown key{did_you_mean(key, known)} "
                     f"({self.algorithm} takes {', '.join(known)})"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _defer_needs_hooks(self) -> TrainConfig:
+        if self.eval.defer_below is not None and self.env.hooks is None:
+            raise ValueError(
+                f"eval.defer_below: {self.eval.defer_below} defers to env.hooks' scheduler, "
+                "but env.hooks is not set; set it (e.g. ila-gate+srpt) or drop eval.defer_below"
+            )
         return self
 
     @model_validator(mode="after")

@@ -84,6 +84,12 @@ class ModelPolicy:
         # a scheduler whose hooks ran in the training env (``env.hooks``): bind installs a
         # fresh one, so the model is evaluated with them (agents/env_hooks.py)
         self.hooks: str | None = None
+        # below this many active jobs the decision is the hooks' scheduler's (its closest
+        # action), from the model's config (``eval.defer_below``; None: the model makes
+        # every decision); ``deferred`` counts the decisions handed over
+        self.defer_below: int | None = None
+        self.deferred = 0
+        self._env = None  # the bound env, unwrapped: what deferring asks
 
     @classmethod
     def load(
@@ -119,6 +125,7 @@ class ModelPolicy:
             eval:
               decode: argmax          # DECODES; ``decode`` overrides it
               temperature: 1.0        # "sample" draws from p ** (1 / temperature)
+              defer_below: null       # below N active jobs, env.hooks' scheduler decides
               max_steps: 200000
 
         Every key is optional (the defaults are ``MRCluster-v0``'s).  Without the file (a
@@ -195,12 +202,17 @@ class ModelPolicy:
             env.unwrapped.set_hooks(make(self.hooks), decides=False)
         # where declining starts (decline, then any waits): launch-first reads it
         self._decline = int(env.unwrapped.codec.decline)
+        self._env = env.unwrapped
 
     def start_episode(self, seed: int) -> None:
         """Called by :func:`mrgym.run_episode` before the reset: seeds "sample"."""
         self._rng = np.random.default_rng([int(seed), 0x5A4D])
 
     def predict(self, obs: np.ndarray, info: dict[str, Any] | None = None) -> int:
+        if self.defer_below is not None:
+            action = self._deferred_action()
+            if action is not None:
+                return action
         if self.decode != "argmax" and info is not None:
             mask = info["action_mask"].astype(bool)
             if self.decode == "sample":
@@ -217,6 +229,22 @@ class ModelPolicy:
         else:
             a, _ = self.model.predict(obs, deterministic=self.deterministic)
         return int(a)
+
+    def _deferred_action(self) -> int | None:
+        """The hooks' scheduler's action when fewer than ``defer_below`` jobs are active,
+        else None (the model decides).  Why: at light load SRPT's order is near its best
+        on slowdown, and a sampled policy's departures from it cost more than they gain
+        (docs/learning.md, the fairness track); at heavy load the model's gains lie."""
+        env = self._env
+        if env is None:
+            raise RuntimeError(
+                f"{self.name}: eval.defer_below asks the environment: bind(env) first "
+                "(run_episode does)"
+            )
+        if len(env.decision_context().jobs) >= self.defer_below:
+            return None
+        self.deferred += 1
+        return env.hooks_action()[0]
 
     def _launch_first(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """Decline iff declining (decline and the waits after it) has at least half of the
@@ -336,6 +364,7 @@ def _load_run(cls, zip_path: Path, name, deterministic, decode) -> ModelPolicy:
     )
     policy.eval_max_steps = cfg.eval.max_steps
     policy.hooks = cfg.env.hooks
+    policy.defer_below = cfg.eval.defer_below
     return policy
 
 

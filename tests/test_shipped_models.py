@@ -23,13 +23,14 @@ def test_there_are_shipped_models():
     # ila72: two recipes and a fine-tuning of one, training seeds 0, 1 and 2 each, and a
     # further fine-tuning's seed 0 (its seeds 1 and 2 kept their starts), and seeds 0, 1
     # and 2 of the four tracks' recipes, of the fairness track's second (picked twice) and
-    # third (the reward per workload) and fourth (the same at a third of the rate), and of
+    # third (the reward per workload) and fourth (the same at a third of the rate; also
+    # deferring to ila-gate+srpt below 10 active jobs), and of
     # the jct track's picked again, its second (Monte Carlo returns) and third (the second
     # on 250 k steps);
     # lee-gpu: seeds 0, 1 and 2 of the wfair recipe, of each of the four tracks' recipes
     # (the jct track's also at a lower temperature) and of the throughput track's second;
     # one seed on each other scenario (models/README.md)
-    assert scenarios == ["hybrid48-peak", *["ila72"] * 43, *["lee-gpu"] * 21, "pna60"]
+    assert scenarios == ["hybrid48-peak", *["ila72"] * 46, *["lee-gpu"] * 21, "pna60"]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
@@ -162,5 +163,11 @@ def test_the_top_of_configs_train_holds_each_shipped_models_recipe():
             # pick.json records: the recipe's but for eval.temperature
             assert saved.eval.temperature == chosen["chosen"] != mine.eval.temperature
             ev = saved.eval.model_copy(update={"temperature": mine.eval.temperature})
+            saved = saved.model_copy(update={"eval": ev})
+        defer = json.loads(pick.read_text()).get("defer_below") if pick.is_file() else None
+        if defer is not None:
+            # a deferral threshold chosen on the validation seeds after training (pick.json)
+            assert saved.eval.defer_below == defer["chosen"] != mine.eval.defer_below
+            ev = saved.eval.model_copy(update={"defer_below": None})
             saved = saved.model_copy(update={"eval": ev})
         assert saved.model_dump(exclude=same) == mine.model_dump(exclude=same), path.parent.name

@@ -319,6 +319,18 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         decision's own action (EnvPolicy: never raises; see ActionCodec.closest)."""
         return self.codec.closest(decision, self._slots, self._mask)
 
+    def hooks_action(self) -> tuple[int, bool]:
+        """The legal action nearest to the decision the episode's hooks' scheduler
+        (``set_hooks``) makes for the current slot, and whether it is that decision's own
+        action (as ``closest_action``): for a policy that defers to that scheduler
+        (agents/model_policy.py, ``eval.defer_below``)."""
+        hooks = self._proxy.hooks if self.sim is not None else None
+        if hooks is None:
+            raise RuntimeError(
+                "hooks_action: this episode has no hooks' scheduler (set_hooks, then reset)"
+            )
+        return self.closest_action(hooks.decide(self.decision_context()))
+
     def action_masks(self) -> np.ndarray:
         return self._mask.copy()
 
