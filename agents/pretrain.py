@@ -137,7 +137,10 @@ def collect(
         scale = mean_square_slowdown(env, scale_by) if scale_by is not None else 1.0
         while True:
             mask = np.asarray(info["action_mask"], dtype=bool)
-            action, exact = env.closest_action(scheduler.decide(env.decision_context()))
+            if own:  # the gate the environment asked is not asked again (hooks_action)
+                action, exact = env.hooks_action()
+            else:
+                action, exact = env.closest_action(scheduler.decide(env.decision_context()))
             inexact += not exact
             obs_l.append(obs)
             mask_l.append(mask)

@@ -115,6 +115,9 @@ class HostCapScheduler(RandomScheduler):
         d = self.gate(ctx)
         return d if d is not None else super().decide(ctx)
 
+    def decide_past_gate(self, ctx: DecisionContext) -> Decision:
+        return super().decide(ctx)
+
 
 # -- the tuned fraction -------------------------------------------------------------------------
 @lru_cache(maxsize=1)

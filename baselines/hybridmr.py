@@ -219,6 +219,9 @@ class HybridMRScheduler(Scheduler):
         gated = self.gate(ctx)
         return gated if gated is not None else self.inner.decide(ctx)
 
+    def decide_past_gate(self, ctx: DecisionContext) -> Decision:
+        return self.inner.decide(ctx)
+
     def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
         """The killed task that gate() just handed back to this VM (an environment's action
         names a job and a kind, and would otherwise launch the simulator's pick of the

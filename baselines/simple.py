@@ -237,6 +237,11 @@ class GatedScheduler(Scheduler):
         d = self.gate(ctx)
         return d if d is not None else self.order.decide(ctx)
 
+    def decide_past_gate(self, ctx: DecisionContext) -> Decision:
+        # gate() asked the gater and then the order's own gate (hostcap's cap)
+        self._gated = False
+        return self.order.decide_past_gate(ctx)
+
     def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:
         # the order launches, unless the gate just launched (HybridMR's relaunch of a task)
         part = self.gater if self._gated else self.order

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 pytest.importorskip("sb3_contrib")
 
+import mrgym  # noqa: E402
 from agents.config import TrainConfig  # noqa: E402
 from agents.env_hooks import make_env  # noqa: E402
 from agents.pretrain import collect  # noqa: E402
@@ -30,13 +31,17 @@ ENV = {
 }
 
 
-def _saved(tmp_path, defer_below: int | None) -> ModelPolicy:
+def _saved(tmp_path, defer_below: int | None, hooks: str = "ila-gate+srpt") -> ModelPolicy:
     """An untrained model saved with the fairness recipe's env and ``eval.defer_below``."""
     from sb3_contrib import MaskablePPO
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     cfg = TrainConfig.model_validate(
-        {"name": "d", "env": ENV, "eval": {"decode": "sample", "defer_below": defer_below}}
+        {
+            "name": "d",
+            "env": {**ENV, "hooks": hooks},
+            "eval": {"decode": "sample", "defer_below": defer_below},
+        }
     )
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump()))
     env = make_env(env_kwargs(cfg))
@@ -60,19 +65,25 @@ def _play(policy: ModelPolicy, seed: int) -> tuple[list[int], list[int], dict]:
             return actions, active, info["episode_metrics"]
 
 
-def test_deferring_every_decision_plays_the_hooks_scheduler_as_the_warm_start_records_it(
-    tmp_path,
-):
-    """Above any job count, every action is ila-gate+srpt's closest one: the same sequence
-    that behaviour cloning records for that expert (agents/pretrain.py, its own loop)."""
-    policy = _saved(tmp_path, defer_below=10**6)
-    assert policy.defer_below == 10**6 and policy.hooks == "ila-gate+srpt"
+@pytest.mark.parametrize("hooks", ["ila-gate+srpt", "hybridmr-gate+hostcap"])
+def test_deferring_every_decision_is_the_baseline_bit_for_bit(tmp_path, hooks):
+    """Above any job count, every action is the hooks' scheduler's: the episode is its own
+    run (run_sim), metrics bit for bit, no decision inexact, though the environment asks
+    the gate before the agent (hooks_gate) and the composition's decide would ask it again:
+    a second IASM call per slot moved ILA's thresholds (Scheduler.decide_past_gate).  The
+    warm start's expert (agents/pretrain.py, its own loop) records the same actions."""
+    policy = _saved(tmp_path, defer_below=10**6, hooks=hooks)
+    assert policy.defer_below == 10**6 and policy.hooks == hooks
     actions, _, metrics = _play(policy, seed=3)
     assert policy.deferred == len(actions) > 100
-    kw = env_kwargs(TrainConfig.model_validate({"env": ENV}))
-    demos = collect(kw, "ila-gate+srpt", [3], hooks="ila-gate+srpt")
-    assert demos.actions.tolist() == actions
-    assert metrics["jobs_completed"] == 25
+    kw = env_kwargs(TrainConfig.model_validate({"env": {**ENV, "hooks": hooks}}))
+    scenario = make_env(kw).unwrapped.scenario
+    own = mrgym.run_sim(scenario, hooks, 3).metrics
+    assert metrics["jobs_completed"] == own["jobs_completed"] == 25
+    for key in ("mean_jct_s", "makespan_s", "sim_time_s"):
+        assert metrics[key] == own[key], key
+    demos = collect(kw, hooks, [3], hooks=hooks)
+    assert demos.inexact == 0 and demos.actions.tolist() == actions
 
 
 def test_the_threshold_splits_the_decisions_by_active_jobs(tmp_path):

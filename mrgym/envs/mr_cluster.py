@@ -323,13 +323,18 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
         """The legal action nearest to the decision the episode's hooks' scheduler
         (``set_hooks``) makes for the current slot, and whether it is that decision's own
         action (as ``closest_action``): for a policy that defers to that scheduler
-        (agents/model_policy.py, ``eval.defer_below``)."""
+        (agents/model_policy.py, ``eval.defer_below``) and the warm start's expert.  Where
+        the environment has already asked the scheduler's ``gate`` for this slot
+        (``hooks_gate``), its ``decide_past_gate``: a second gate call would move the
+        gate's state (ILA's IASM thresholds) twice for one slot."""
         hooks = self._proxy.hooks if self.sim is not None else None
         if hooks is None:
             raise RuntimeError(
                 "hooks_action: this episode has no hooks' scheduler (set_hooks, then reset)"
             )
-        return self.closest_action(hooks.decide(self.decision_context()))
+        ctx = self.decision_context()
+        decision = hooks.decide_past_gate(ctx) if self._proxy.gates else hooks.decide(ctx)
+        return self.closest_action(decision)
 
     def action_masks(self) -> np.ndarray:
         return self._mask.copy()

@@ -156,6 +156,14 @@ class Scheduler:
         gate."""
         return None
 
+    def decide_past_gate(self, ctx: DecisionContext) -> Decision:
+        """``decide`` for a slot whose ``gate`` was already asked and imposed nothing
+        (around an agent with ``hooks_gate``, where the environment asks it): the same
+        decision without asking the gate a second time, whose state a second call would
+        move (ILA's IASM thresholds, baselines/ila.py).  A scheduler whose ``decide`` asks
+        its own ``gate`` overrides this."""
+        return self.decide(ctx)
+
     def pick_task(self, ctx: DecisionContext, job: Job, kind: str) -> int | None:
         """The index of the task this scheduler's rule launches when it launches a ``kind``
         (map, reduce or speculate) task of ``job`` on ``ctx``'s slot; None: the
