@@ -86,10 +86,10 @@ class ModelPolicy:
         self.hooks: str | None = None
         # below this many active jobs the decision is the hooks' scheduler's (its closest
         # action), from the model's config (``eval.defer_below``; None: the model makes
-        # every decision); ``deferred`` counts the decisions handed over
+        # every decision); ``deferred`` counts the episode's decisions handed over
         self.defer_below: int | None = None
-        self.deferred = 0
-        self._env = None  # the bound env, unwrapped: what deferring asks
+        self.deferred = 0  # in the episode under way (start_episode resets it)
+        self._env: Any = None  # the bound env, unwrapped: what deferring asks
 
     @classmethod
     def load(
@@ -207,6 +207,7 @@ class ModelPolicy:
     def start_episode(self, seed: int) -> None:
         """Called by :func:`mrgym.run_episode` before the reset: seeds "sample"."""
         self._rng = np.random.default_rng([int(seed), 0x5A4D])
+        self.deferred = 0
 
     def predict(self, obs: np.ndarray, info: dict[str, Any] | None = None) -> int:
         if self.defer_below is not None:
@@ -241,7 +242,9 @@ class ModelPolicy:
                 f"{self.name}: eval.defer_below asks the environment: bind(env) first "
                 "(run_episode does)"
             )
-        if len(env.decision_context().jobs) >= self.defer_below:
+        # the view's active jobs, not decision_context(): asking for the context marks the
+        # step as one whose hooks decided, which a copy of the env replays (envs/replay.py)
+        if len(env.view.jobs) >= self.defer_below:
             return None
         self.deferred += 1
         return env.hooks_action()[0]

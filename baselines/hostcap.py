@@ -116,6 +116,7 @@ class HostCapScheduler(RandomScheduler):
         return d if d is not None else super().decide(ctx)
 
     def decide_past_gate(self, ctx: DecisionContext) -> Decision:
+        # the cap was asked (gate): the order below it decides
         return super().decide(ctx)
 
 

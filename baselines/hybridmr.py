@@ -220,6 +220,7 @@ class HybridMRScheduler(Scheduler):
         return gated if gated is not None else self.inner.decide(ctx)
 
     def decide_past_gate(self, ctx: DecisionContext) -> Decision:
+        # phase II's gate was asked (it may have handed a relaunch back): the Fair inside
         return self.inner.decide(ctx)
 
     def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:

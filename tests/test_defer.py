@@ -31,15 +31,18 @@ ENV = {
 }
 
 
-def _saved(tmp_path, defer_below: int | None, hooks: str = "ila-gate+srpt") -> ModelPolicy:
-    """An untrained model saved with the fairness recipe's env and ``eval.defer_below``."""
+def _saved(
+    tmp_path, defer_below: int | None, hooks: str = "ila-gate+srpt", **env: object
+) -> ModelPolicy:
+    """An untrained model saved with the fairness recipe's env (``env`` over it) and
+    ``eval.defer_below``."""
     from sb3_contrib import MaskablePPO
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     cfg = TrainConfig.model_validate(
         {
             "name": "d",
-            "env": {**ENV, "hooks": hooks},
+            "env": {**ENV, "hooks": hooks, **env},
             "eval": {"decode": "sample", "defer_below": defer_below},
         }
     )
@@ -57,7 +60,7 @@ def _play(policy: ModelPolicy, seed: int) -> tuple[list[int], list[int], dict]:
     obs, info = env.reset(seed=seed)
     actions, active = [], []
     while True:
-        active.append(len(env.unwrapped.decision_context().jobs))
+        active.append(len(env.unwrapped.view.jobs))
         a = policy.predict(obs, info)
         actions.append(a)
         obs, _, term, trunc, info = env.step(a)
@@ -65,7 +68,7 @@ def _play(policy: ModelPolicy, seed: int) -> tuple[list[int], list[int], dict]:
             return actions, active, info["episode_metrics"]
 
 
-@pytest.mark.parametrize("hooks", ["ila-gate+srpt", "hybridmr-gate+hostcap"])
+@pytest.mark.parametrize("hooks", ["ila-gate+srpt", "hybridmr-gate+hostcap", "hybridmr"])
 def test_deferring_every_decision_is_the_baseline_bit_for_bit(tmp_path, hooks):
     """Above any job count, every action is the hooks' scheduler's: the episode is its own
     run (run_sim), metrics bit for bit, no decision inexact, though the environment asks
@@ -86,6 +89,18 @@ def test_deferring_every_decision_is_the_baseline_bit_for_bit(tmp_path, hooks):
     assert demos.inexact == 0 and demos.actions.tolist() == actions
 
 
+def test_without_the_environments_gate_deferring_asks_the_whole_decide(tmp_path):
+    """``hooks_gate: false`` (and declines allowed): nothing asked the gate before the
+    deferral, so ``decide`` asks it, once; the episode is still the baseline's own run."""
+    policy = _saved(tmp_path, defer_below=10**6, hooks_gate=False, work_conserving=False)
+    actions, _, metrics = _play(policy, seed=3)
+    assert policy.deferred == len(actions) > 100
+    scenario = policy.make_env().unwrapped.scenario
+    assert (
+        metrics["mean_jct_s"] == mrgym.run_sim(scenario, "ila-gate+srpt", 3).metrics["mean_jct_s"]
+    )
+
+
 def test_the_threshold_splits_the_decisions_by_active_jobs(tmp_path):
     """Below the threshold the hooks' scheduler decides and the model's sampling draws
     nothing; at or above it the model decides.  ``None`` and a threshold never reached play
@@ -98,6 +113,31 @@ def test_the_threshold_splits_the_decisions_by_active_jobs(tmp_path):
     below = sum(n < 4 for n in active)
     assert policy.deferred == below and 0 < below < len(actions)
     assert actions != own
+
+
+def test_a_copy_of_a_deferring_episode_goes_on_as_the_episode(tmp_path):
+    """A copy replays the episode, asking the hooks' scheduler again on each deferred step
+    (envs/replay.py): past the gate, as deferring asked it, so the copy's ILA thresholds
+    and the rest of its episode are the original's."""
+    import copy
+
+    policy = _saved(tmp_path, defer_below=10**6)
+    env = policy.make_env()
+    policy.bind(env)
+    obs, info = env.reset(seed=3)
+    for _ in range(150):
+        obs, *_ = env.step(policy.predict(obs, info))
+    twin = copy.deepcopy(env)
+
+    def finish(e) -> dict:
+        policy.bind(e)
+        while True:
+            a = e.unwrapped.hooks_action()[0]
+            _, _, term, trunc, info = e.step(a)
+            if term or trunc:
+                return info["episode_metrics"]
+
+    assert finish(twin)["mean_jct_s"] == finish(env)["mean_jct_s"]
 
 
 def test_bad_settings_name_the_key(tmp_path):

@@ -157,7 +157,9 @@ class EpisodeReplay:
         self._begin(ep_seed, options, hooks, hooks0, decides)
         for i, a in enumerate(actions):
             if hooks is not None and i in asked:
-                hooks.decide(self.decision_context())
+                ctx = self.decision_context()
+                # as hooks_action asked it: past the gate the environment already asked
+                hooks.decide_past_gate(ctx) if self._proxy.gates else hooks.decide(ctx)
             self.step(a)
         if live is not None:
             self._proxy.hooks = live

@@ -161,7 +161,9 @@ class Scheduler:
         (around an agent with ``hooks_gate``, where the environment asks it): the same
         decision without asking the gate a second time, whose state a second call would
         move (ILA's IASM thresholds, baselines/ila.py).  A scheduler whose ``decide`` asks
-        its own ``gate`` overrides this."""
+        its own ``gate`` overrides this (the compositions, ``hostcap``, ``hybridmr``).  ILA,
+        IAO and LAO run the admission test inside ``decide`` too, so around their own gate
+        this default runs it a second time."""
         return self.decide(ctx)
 
     def pick_task(self, ctx: DecisionContext, job: Job, kind: str) -> int | None:
