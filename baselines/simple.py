@@ -239,7 +239,6 @@ class GatedScheduler(Scheduler):
 
     def decide_past_gate(self, ctx: DecisionContext) -> Decision:
         # gate() asked the gater and then the order's own gate (hostcap's cap)
-        self._gated = False
         return self.order.decide_past_gate(ctx)
 
     def pick_task(self, ctx: DecisionContext, job, kind: str) -> int | None:

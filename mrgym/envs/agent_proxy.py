@@ -36,5 +36,14 @@ class AgentProxy(Scheduler):
         """The hooks' ``gate`` decision for this slot around an agent (None: the agent's)."""
         return self.hooks.gate(sim.context(vm, kind)) if self.gates else None
 
+    def hooks_decide(self, ctx):
+        """The hooks' decision for ``ctx``'s slot, for a policy that defers to them
+        (``MRClusterEnv.hooks_action``) and for its replay: past the gate where ``forced``
+        already asked it for this slot, so that the gate's state (ILA's IASM thresholds)
+        moves once per slot (``Scheduler.decide_past_gate``)."""
+        if self.gates:
+            return getattr(self.hooks, "decide_past_gate", self.hooks.decide)(ctx)
+        return self.hooks.decide(ctx)
+
     def decide(self, ctx):  # pragma: no cover - never called: step() decides
         raise RuntimeError("in MRCluster-v0 the agent decides through step()")

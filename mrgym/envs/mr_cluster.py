@@ -332,9 +332,7 @@ class MRClusterEnv(EpisodeReplay, gym.Env):
             raise RuntimeError(
                 "hooks_action: this episode has no hooks' scheduler (set_hooks, then reset)"
             )
-        ctx = self.decision_context()
-        decision = hooks.decide_past_gate(ctx) if self._proxy.gates else hooks.decide(ctx)
-        return self.closest_action(decision)
+        return self.closest_action(self._proxy.hooks_decide(self.decision_context()))
 
     def action_masks(self) -> np.ndarray:
         return self._mask.copy()

@@ -156,10 +156,8 @@ class EpisodeReplay:
         hooks = copy.deepcopy(hooks0)
         self._begin(ep_seed, options, hooks, hooks0, decides)
         for i, a in enumerate(actions):
-            if hooks is not None and i in asked:
-                ctx = self.decision_context()
-                # as hooks_action asked it: past the gate the environment already asked
-                hooks.decide_past_gate(ctx) if self._proxy.gates else hooks.decide(ctx)
+            if hooks is not None and i in asked:  # as the step asked them (hooks_action)
+                self._proxy.hooks_decide(self.decision_context())
             self.step(a)
         if live is not None:
             self._proxy.hooks = live
